@@ -1,0 +1,76 @@
+// npyguard: the validated header model.
+#ifndef NPYGUARD_MODEL_HPP
+#define NPYGUARD_MODEL_HPP
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace npyguard {
+
+enum class dtype_kind : std::uint8_t {
+  boolean,          // b
+  signed_integer,   // i
+  unsigned_integer, // u
+  floating,         // f
+  complex_floating, // c
+  bytes,            // S
+  unicode,          // U (UCS-4)
+  raw_void,         // V
+  datetime,         // M
+  timedelta,        // m
+  object,           // O (pickled Python objects)
+  structured,       // a list of fields
+};
+
+enum class byte_order : std::uint8_t {
+  little,         // '<'
+  big,            // '>'
+  not_applicable, // '|'
+};
+
+struct field;
+
+struct dtype {
+  dtype_kind kind = dtype_kind::raw_void;
+  byte_order order = byte_order::not_applicable;
+  std::uint64_t itemsize = 0;
+  // Datetime and timedelta only: the unit ("" for generic, "ms", ...) and its
+  // multiplier (1 unless written, as in "[10ms]").
+  std::string datetime_unit;
+  std::uint32_t datetime_multiplier = 1;
+  // Structured only: the named fields in order. Padding is not a field; it
+  // shows as gaps between offsets and between the last field and itemsize.
+  std::vector<field> fields;
+};
+
+struct field {
+  std::string name;                 // UTF-8 in every format version
+  std::optional<std::string> title; // UTF-8
+  std::uint64_t offset = 0;         // from the start of the enclosing struct
+  std::vector<std::uint64_t> subarray_shape; // empty: not a subarray
+  dtype type;                       // the element type
+  std::uint64_t itemsize = 0;       // type.itemsize times the subarray count
+};
+
+struct header {
+  std::uint8_t major_version = 1;
+  std::uint8_t minor_version = 0;
+  std::uint32_t header_length = 0; // the HEADER_LEN field
+  std::uint64_t data_offset = 0;   // preamble + HEADER_LEN
+  std::uint64_t data_alignment = 0; // largest power of two dividing data_offset
+  bool fortran_order = false;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t count = 0;  // product of shape (1 for a scalar)
+  std::uint64_t nbytes = 0; // count * descr.itemsize
+  dtype descr;
+  // True when the descr holds an 'O' (only with allow_object): the data is a
+  // pickle of unknown length, nbytes does not describe it and the data-size
+  // checks were skipped.
+  bool data_is_pickle = false;
+};
+
+} // namespace npyguard
+
+#endif

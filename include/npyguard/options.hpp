@@ -1,0 +1,38 @@
+// npyguard: what the caller may configure.
+#ifndef NPYGUARD_OPTIONS_HPP
+#define NPYGUARD_OPTIONS_HPP
+
+#include <cstdint>
+#include <limits>
+
+namespace npyguard {
+
+struct limits {
+  // HEADER_LEN above this is header_too_large, decided before any allocation.
+  std::uint32_t max_header_bytes = 1024 * 1024;
+  // Nesting of lists and tuples in the header. Values above
+  // hard_max_depth are treated as hard_max_depth.
+  std::uint32_t max_depth = 32;
+  // Dimensions of the array shape. (Subarray shapes of fields are also
+  // capped at 32, numpy's NPY_MAXDIMS.)
+  std::uint32_t max_ndim = 64;
+  // nbytes above this is data_too_large.
+  std::uint64_t max_data_bytes = std::numeric_limits<std::uint64_t>::max();
+};
+
+// Python's own parser refuses more than 200 nested brackets, so numpy can
+// never read a deeper header; the cap also bounds the parser's recursion.
+inline constexpr std::uint32_t hard_max_depth = 200;
+
+struct options {
+  ::npyguard::limits limits{};
+  // Accept 'O' (pickled Python objects). The pickle is never read or
+  // executed; the data-size checks are skipped because its length is unknown.
+  bool allow_object = false;
+  // Accept bytes after the array data (otherwise trailing_data).
+  bool allow_trailing_data = false;
+};
+
+} // namespace npyguard
+
+#endif

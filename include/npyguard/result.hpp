@@ -1,0 +1,36 @@
+// npyguard: a validated header or the error that rejected the input.
+#ifndef NPYGUARD_RESULT_HPP
+#define NPYGUARD_RESULT_HPP
+
+#include <utility>
+#include <variant>
+
+#include "npyguard/error.hpp"
+#include "npyguard/model.hpp"
+
+namespace npyguard {
+
+class result {
+public:
+  result(header value) noexcept : state_(std::move(value)) {}
+  result(error failure) noexcept : state_(std::move(failure)) {}
+
+  [[nodiscard]] bool ok() const noexcept { return state_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+
+  // Precondition: ok(). Returns nullptr-free references; calling the wrong
+  // accessor is a programming error and terminates (the API never throws).
+  [[nodiscard]] const header& value() const noexcept { return *std::get_if<header>(&state_); }
+  [[nodiscard]] const error& failure() const noexcept { return *std::get_if<error>(&state_); }
+
+  // Never null when the precondition holds; null otherwise.
+  [[nodiscard]] const header* value_if() const noexcept { return std::get_if<header>(&state_); }
+  [[nodiscard]] const error* failure_if() const noexcept { return std::get_if<error>(&state_); }
+
+private:
+  std::variant<header, error> state_;
+};
+
+} // namespace npyguard
+
+#endif

@@ -1,0 +1,50 @@
+// npyguard: the entry points. None of them throws; each returns a result.
+#ifndef NPYGUARD_VALIDATE_HPP
+#define NPYGUARD_VALIDATE_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "npyguard/options.hpp"
+#include "npyguard/result.hpp"
+
+namespace npyguard {
+
+// (a) A memory buffer holding the whole file. The data bytes are never read;
+// only the buffer's size is compared with the header's claim.
+[[nodiscard]] result validate_buffer(const void* data, std::size_t size,
+                                     const options& opts = {}) noexcept;
+
+// (b) A file path. Regular files: reads the preamble and the header only
+// (pread), takes the size from fstat, never maps or reads the data. Anything
+// else (a FIFO, a character device) goes through validate_fd.
+[[nodiscard]] result validate_file(const char* path, const options& opts = {}) noexcept;
+
+// (c) A source of unknown total size, such as a pipe.
+class byte_source {
+public:
+  virtual ~byte_source() = default;
+  // Reads up to `size` bytes into `buffer`; returns how many (0 at the end of
+  // the input) or a negative number on a read error.
+  virtual std::ptrdiff_t read(void* buffer, std::size_t size) noexcept = 0;
+};
+
+// Reads the header in bounded chunks (memory grows only with bytes that
+// actually arrived), then drains the rest counting bytes without storing them.
+[[nodiscard]] result validate_stream(byte_source& source, const options& opts = {}) noexcept;
+
+// validate_stream over a file descriptor (read(2), retrying on EINTR). The
+// descriptor is neither closed nor rewound.
+[[nodiscard]] result validate_fd(int fd, const options& opts = {}) noexcept;
+
+// The header text alone (the HEADER_LEN bytes after the preamble) of a file
+// of the given major version (1, 2 or 3): grammar, validation and size math,
+// without the data-size verdict. Offsets are file offsets, as if the text
+// followed a standard preamble (10 bytes for 1.0, 12 otherwise).
+[[nodiscard]] result validate_header_text(const void* text, std::size_t size,
+                                          unsigned major_version,
+                                          const options& opts = {}) noexcept;
+
+} // namespace npyguard
+
+#endif

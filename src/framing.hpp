@@ -1,0 +1,36 @@
+// Framing (SPEC.md section 1): magic, version, HEADER_LEN and the limits
+// that are decided before any header byte is read or any buffer allocated.
+#ifndef NPYGUARD_SRC_FRAMING_HPP
+#define NPYGUARD_SRC_FRAMING_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "npyguard/error.hpp"
+#include "npyguard/options.hpp"
+
+namespace npyguard::detail {
+
+inline constexpr std::size_t max_preamble_size = 12;
+
+struct preamble {
+  std::uint8_t major_version = 0;
+  std::uint8_t minor_version = 0;
+  std::uint32_t header_length = 0;
+  std::uint64_t header_offset = 0; // 10 for 1.0, 12 otherwise
+  [[nodiscard]] std::uint64_t data_offset() const noexcept { return header_offset + header_length; }
+};
+
+// `prefix` holds the first min(12, input size) bytes of the input: fewer
+// than 12 means the input ends there. Checks magic, version, length field
+// and max_header_bytes.
+[[nodiscard]] std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size,
+                                                 const options& opts, preamble& out);
+
+// When the total input size is known: the header must fit in it.
+[[nodiscard]] std::optional<error> check_header_fits(const preamble& framing, std::uint64_t input_size);
+
+} // namespace npyguard::detail
+
+#endif

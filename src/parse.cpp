@@ -1,0 +1,213 @@
+// The grammar's actions build the AST; its control turns every hard failure
+// into one parse_failure exception, caught in exactly one place below.
+#include "parse.hpp"
+
+#include <string>
+
+#include "../grammar/npy_header.hpp"
+#include "size_math.hpp"
+#include "utf8.hpp"
+
+namespace npyguard::detail {
+namespace {
+
+namespace pegtl = tao::pegtl;
+
+struct parse_failure {
+  error_code code;
+  std::size_t position; // in the header text
+  const char* message;
+};
+
+struct open_container {
+  std::uint32_t index;
+  std::uint32_t last_child;
+};
+
+struct parse_state {
+  const char* text_begin;
+  const parse_settings& settings;
+  ast& tree;
+  std::vector<open_container> open; // at most max_depth + 1 entries
+
+  std::size_t position_of(const char* p) const noexcept { return static_cast<std::size_t>(p - text_begin); }
+
+  [[noreturn]] void fail(error_code code, const char* at, const char* message) const {
+    throw parse_failure{code, position_of(at), message};
+  }
+
+  node& add(node_kind kind, const char* at) {
+    const auto index = static_cast<std::uint32_t>(tree.nodes.size());
+    node& added = tree.nodes.emplace_back();
+    added.kind = kind;
+    added.offset = static_cast<std::uint32_t>(position_of(at));
+    if (!open.empty()) {
+      open_container& parent = open.back();
+      node& parent_node = tree.nodes[parent.index];
+      if (parent.last_child == no_node) {
+        parent_node.children.first = index;
+      } else {
+        tree.nodes[parent.last_child].next = index;
+      }
+      parent.last_child = index;
+      ++parent_node.children.count;
+    }
+    return tree.nodes.back();
+  }
+
+  void open_node(node_kind kind, const char* at) {
+    // The dict is the root and does not count; lists and tuples do.
+    if (kind != node_kind::dict && open.size() > settings.max_depth) {
+      fail(error_code::depth_exceeded, at, "lists and tuples nested deeper than limits.max_depth");
+    }
+    add(kind, at);
+    open.push_back({static_cast<std::uint32_t>(tree.nodes.size() - 1), no_node});
+  }
+
+  void close_node() noexcept { open.pop_back(); }
+
+  void add_string(const char* begin, const char* end) {
+    node& added = add(node_kind::string, begin);
+    const auto arena_begin = tree.strings.size();
+    // Between the quotes; the grammar has checked every escape's form.
+    for (const char* p = begin + 1; p < end - 1;) {
+      const auto byte = static_cast<unsigned char>(*p);
+      if (byte != '\\') {
+        if (byte < 0x80 || settings.utf8) {
+          tree.strings.push_back(static_cast<char>(byte));
+        } else {
+          append_utf8(tree.strings, byte); // latin-1: the byte is the code point
+        }
+        ++p;
+        continue;
+      }
+      const char* escape_begin = p;
+      const char code = p[1];
+      p += 2;
+      switch (code) {
+        case 'n': tree.strings.push_back('\n'); continue;
+        case 'r': tree.strings.push_back('\r'); continue;
+        case 't': tree.strings.push_back('\t'); continue;
+        case '\\': case '\'': case '"': tree.strings.push_back(code); continue;
+        default: break;
+      }
+      const int digits = code == 'x' ? 2 : code == 'u' ? 4 : 8;
+      std::uint32_t code_point = 0;
+      for (int i = 0; i < digits; ++i, ++p) {
+        code_point = code_point * 16u + hex_value(*p);
+      }
+      if (code_point > 0x10FFFF) {
+        fail(error_code::syntax_error, escape_begin, "escape names a code point above U+10FFFF");
+      }
+      if (code_point >= 0xD800 && code_point <= 0xDFFF) {
+        fail(error_code::syntax_error, escape_begin, "escape names a surrogate (U+D800-U+DFFF), which is not a character");
+      }
+      append_utf8(tree.strings, code_point);
+    }
+    added.text.begin = static_cast<std::uint32_t>(arena_begin);
+    added.text.size = static_cast<std::uint32_t>(tree.strings.size() - arena_begin);
+  }
+
+  void add_integer(const char* begin, const char* end) {
+    const char* p = begin;
+    const bool negative = *p == '-';
+    if (negative) ++p;
+    std::uint64_t magnitude = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; ++p) {
+      const auto digit = static_cast<std::uint64_t>(*p - '0');
+      if (magnitude > (max_signed_size - digit) / 10) {
+        fail(error_code::integer_too_large, begin, "integer above 2^63-1 (9223372036854775807)");
+      }
+      magnitude = magnitude * 10 + digit;
+    }
+    if (p < end && !settings.allow_long_suffix) {
+      fail(error_code::syntax_error, p, "the L suffix (Python 2 long) is allowed in versions 1.0 and 2.0 only");
+    }
+    node& added = add(node_kind::integer, begin);
+    added.negative = negative;
+    added.number = magnitude;
+  }
+
+  void add_boolean(const char* at, bool truth) { add(node_kind::boolean, at).number = truth ? 1 : 0; }
+};
+
+template <typename Rule>
+struct action : pegtl::nothing<Rule> {};
+
+template <typename Rule, node_kind Kind>
+struct open_action {
+  template <typename ActionInput>
+  static void apply(const ActionInput& in, parse_state& state) { state.open_node(Kind, in.begin()); }
+};
+
+struct close_action {
+  template <typename ActionInput>
+  static void apply(const ActionInput& /*unused*/, parse_state& state) { state.close_node(); }
+};
+
+struct string_action {
+  template <typename ActionInput>
+  static void apply(const ActionInput& in, parse_state& state) { state.add_string(in.begin(), in.end()); }
+};
+
+template <bool Truth>
+struct boolean_action {
+  template <typename ActionInput>
+  static void apply(const ActionInput& in, parse_state& state) { state.add_boolean(in.begin(), Truth); }
+};
+
+// clang-format off
+template<> struct action< grammar::dict_open > : open_action< grammar::dict_open, node_kind::dict > {};
+template<> struct action< grammar::list_open > : open_action< grammar::list_open, node_kind::list > {};
+template<> struct action< grammar::tuple_open > : open_action< grammar::tuple_open, node_kind::tuple > {};
+template<> struct action< grammar::dict_close > : close_action {};
+template<> struct action< grammar::list_close > : close_action {};
+template<> struct action< grammar::tuple_close > : close_action {};
+template<> struct action< grammar::sq_string > : string_action {};
+template<> struct action< grammar::dq_string > : string_action {};
+template<> struct action< grammar::kw_true > : boolean_action< true > {};
+template<> struct action< grammar::kw_false > : boolean_action< false > {};
+// clang-format on
+
+template <>
+struct action<grammar::integer_value> {
+  template <typename ActionInput>
+  static void apply(const ActionInput& in, parse_state& state) { state.add_integer(in.begin(), in.end()); }
+};
+
+template <typename Rule>
+struct control : pegtl::normal<Rule> {
+  template <typename ParseInput>
+  [[noreturn]] static void raise(const ParseInput& in, parse_state& state) {
+    static_assert(grammar::error_message<Rule> != nullptr, "a rule under must<> needs an error_message");
+    state.fail(error_code::syntax_error, in.current(), grammar::error_message<Rule>);
+  }
+};
+
+} // namespace
+
+std::optional<error> parse_header_text(const char* text, std::size_t size, const parse_settings& settings,
+                                       ast& out) {
+  out.clear();
+  // A node needs at least one byte of text; a small start avoids regrowth
+  // for typical headers without reserving the worst case.
+  out.nodes.reserve(size < 256 ? 16 : size / 8);
+  out.strings.reserve(size);
+  parse_state state{text, settings, out, {}};
+  state.open.reserve(settings.max_depth + 2);
+  pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> input(text, size, "header");
+  try {
+    pegtl::parse<grammar::header, action, control>(input, state);
+  } catch (const parse_failure& failure) {
+    return error{failure.code, settings.base_offset + failure.position, failure.message};
+  } catch (const pegtl::parse_error& failure) {
+    // Not raised by this grammar's control; kept so no PEGTL exception escapes.
+    const auto& positions = failure.positions();
+    return error{error_code::syntax_error,
+                 settings.base_offset + (positions.empty() ? 0 : positions.front().byte),
+                 std::string(failure.message())};
+  }
+  return std::nullopt;
+}
+
+} // namespace npyguard::detail

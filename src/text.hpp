@@ -1,0 +1,19 @@
+// Text decoding: the header bytes must be latin-1 (1.0, 2.0) or strict
+// UTF-8 (3.0), free of raw control characters, and end with '\n'.
+#ifndef NPYGUARD_SRC_TEXT_HPP
+#define NPYGUARD_SRC_TEXT_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "npyguard/error.hpp"
+
+namespace npyguard::detail {
+
+[[nodiscard]] std::optional<error> check_header_text(const unsigned char* text, std::size_t size, bool utf8,
+                                                     std::uint64_t base_offset);
+
+} // namespace npyguard::detail
+
+#endif

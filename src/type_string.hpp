@@ -1,0 +1,25 @@
+// Type strings (SPEC.md section 3): BYTEORDER KIND SIZE [UNIT], nothing else.
+#ifndef NPYGUARD_SRC_TYPE_STRING_HPP
+#define NPYGUARD_SRC_TYPE_STRING_HPP
+
+#include <string>
+#include <string_view>
+
+#include "npyguard/error.hpp"
+#include "npyguard/model.hpp"
+
+namespace npyguard::detail {
+
+struct type_string_failure {
+  error_code code;
+  std::string message;
+};
+
+// Parses a decoded type string into `out` (a non-structured dtype). On
+// failure returns false and fills `failure`. Object dtypes parse; refusing
+// them is the caller's decision.
+[[nodiscard]] bool parse_type_string(std::string_view text, dtype& out, type_string_failure& failure);
+
+} // namespace npyguard::detail
+
+#endif

@@ -1,0 +1,323 @@
+#include "validate.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "python_repr.hpp"
+#include "size_math.hpp"
+#include "type_string.hpp"
+
+namespace npyguard::detail {
+namespace {
+
+// numpy's NPY_MAXDIMS: a field's subarray shape has at most 32 dimensions
+// (numpy 1.24 refuses 33 with "invalid shape in fixed-type tuple").
+constexpr std::size_t max_subarray_ndim = 32;
+
+// Names and titles of one struct share a namespace. Open addressing over
+// indices into `names_`: O(1) per field, two allocations per struct.
+class name_table {
+public:
+  explicit name_table(std::size_t expected) {
+    std::size_t capacity = 16;
+    while (capacity < expected * 2) capacity *= 2;
+    slots_.assign(capacity, empty);
+    names_.reserve(expected);
+  }
+
+  // False when `name` is already present.
+  bool insert(std::string_view name) {
+    if ((names_.size() + 1) * 2 > slots_.size()) grow();
+    std::size_t slot = hash(name) & (slots_.size() - 1);
+    while (slots_[slot] != empty) {
+      if (names_[slots_[slot]] == name) return false;
+      slot = (slot + 1) & (slots_.size() - 1);
+    }
+    slots_[slot] = static_cast<std::uint32_t>(names_.size());
+    names_.push_back(name);
+    return true;
+  }
+
+private:
+  static constexpr std::uint32_t empty = 0xFFFF'FFFFu;
+
+  static std::size_t hash(std::string_view text) noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ull; // FNV-1a
+    for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+
+  void grow() {
+    std::vector<std::string_view> names = std::move(names_);
+    slots_.assign(slots_.size() * 2, empty);
+    names_.clear();
+    names_.reserve(names.size() * 2);
+    for (auto name : names) insert(name);
+  }
+
+  std::vector<std::uint32_t> slots_;
+  std::vector<std::string_view> names_;
+};
+
+class model_builder {
+public:
+  model_builder(const ast& tree, std::uint64_t base_offset, const options& opts)
+      : tree_(tree), base_(base_offset), opts_(opts) {}
+
+  std::optional<error> build(header& out) {
+    const node& dict = tree_.nodes[0];
+    const node* seen[3] = {nullptr, nullptr, nullptr}; // descr, fortran_order, shape
+    static constexpr const char* key_names[3] = {"descr", "fortran_order", "shape"};
+    for (std::uint32_t k = dict.children.first; k != no_node;) {
+      const node& key = tree_.nodes[k];
+      const node& value = tree_.nodes[key.next];
+      k = value.next;
+      const std::string_view name = tree_.text(key);
+      int which = -1;
+      for (int i = 0; i < 3; ++i) {
+        if (name == key_names[i]) which = i;
+      }
+      if (which < 0) {
+        return fail(error_code::unknown_key, key,
+                    "unknown key " + python_repr_for_message(name) +
+                        "; the header holds exactly 'descr', 'fortran_order' and 'shape'");
+      }
+      if (seen[which] != nullptr) {
+        return fail(error_code::duplicate_key, key, std::string("key '") + key_names[which] + "' given twice");
+      }
+      seen[which] = &value;
+      bool ok = which == 0 ? read_descr(value, out) : which == 1 ? read_fortran_order(value, out) : read_shape(value, out);
+      if (!ok) return failure_;
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (seen[i] == nullptr) {
+        return fail(error_code::missing_key, dict, std::string("the header lacks the key '") + key_names[i] + "'");
+      }
+    }
+    if (!compute_sizes(*seen[2], out)) return failure_;
+    return std::nullopt;
+  }
+
+private:
+  std::optional<error> fail(error_code code, const node& where, std::string message) {
+    failure_ = error{code, base_ + where.offset, std::move(message)};
+    return failure_;
+  }
+
+  bool reject(error_code code, const node& where, std::string message) {
+    fail(code, where, std::move(message));
+    return false;
+  }
+
+  const node& child(const node& container, std::uint32_t index) const {
+    std::uint32_t at = container.children.first;
+    while (index-- > 0) at = tree_.nodes[at].next;
+    return tree_.nodes[at];
+  }
+
+  bool read_fortran_order(const node& value, header& out) {
+    if (value.kind != node_kind::boolean) {
+      return reject(error_code::bad_fortran_order, value, "fortran_order must be True or False");
+    }
+    out.fortran_order = value.number != 0;
+    return true;
+  }
+
+  // A tuple of non-negative integers: the array shape or a subarray shape.
+  bool read_dimensions(const node& tuple, std::size_t max_ndim, error_code not_a_tuple, const char* what,
+                       std::vector<std::uint64_t>& dims) {
+    if (tuple.kind != node_kind::tuple) {
+      return reject(not_a_tuple, tuple,
+                    std::string(what) + " must be a tuple of integers" +
+                        (tuple.kind == node_kind::list ? " (a list is not a tuple)" : ""));
+    }
+    dims.clear();
+    dims.reserve(tuple.children.count < max_ndim ? tuple.children.count : max_ndim);
+    for (std::uint32_t d = tuple.children.first; d != no_node;) {
+      const node& dim = tree_.nodes[d];
+      d = dim.next;
+      if (dims.size() == max_ndim) {
+        return reject(error_code::too_many_dimensions, dim,
+                      std::string(what) + " has more than " + std::to_string(max_ndim) + " dimensions");
+      }
+      if (dim.kind != node_kind::integer) {
+        return reject(not_a_tuple, dim, std::string(what) + " must be a tuple of integers");
+      }
+      if (dim.negative) return reject(error_code::negative_dimension, dim, std::string(what) + " has a negative dimension");
+      dims.push_back(dim.number);
+    }
+    return true;
+  }
+
+  bool read_shape(const node& value, header& out) {
+    return read_dimensions(value, opts_.limits.max_ndim, error_code::bad_shape, "shape", out.shape);
+  }
+
+  bool read_descr(const node& value, header& out) {
+    switch (value.kind) {
+      case node_kind::string: return read_type_string(value, out.descr);
+      case node_kind::list: return read_struct(value, out.descr);
+      case node_kind::tuple:
+        return reject(error_code::bad_descr, value,
+                      "a (descr, shape) tuple is not a top-level descr; writers fold subarrays into the shape");
+      default: return reject(error_code::bad_descr, value, "descr must be a type string or a list of fields");
+    }
+  }
+
+  bool read_type_string(const node& value, dtype& out) {
+    type_string_failure why;
+    if (!parse_type_string(tree_.text(value), out, why)) return reject(why.code, value, std::move(why.message));
+    if (out.kind == dtype_kind::object) {
+      if (!opts_.allow_object) {
+        return reject(error_code::object_dtype, value,
+                      "object dtype: the data is a Python pickle (set allow_object to accept it; it is never read)");
+      }
+      has_object_ = true;
+    }
+    return true;
+  }
+
+  bool read_field_type(const node& value, dtype& out) {
+    if (value.kind == node_kind::string) return read_type_string(value, out);
+    if (value.kind == node_kind::list) return read_struct(value, out);
+    return reject(error_code::bad_descr, value,
+                  value.kind == node_kind::tuple
+                      ? "a field's type is a type string or a list of fields; give a subarray as (name, type, shape)"
+                      : "a field's type is a type string or a list of fields");
+  }
+
+  bool read_struct(const node& list, dtype& out) {
+    out = dtype{};
+    out.kind = dtype_kind::structured;
+    out.order = byte_order::not_applicable;
+    out.fields.reserve(list.children.count);
+    name_table names(list.children.count);
+    std::uint64_t offset = 0;
+    for (std::uint32_t f = list.children.first; f != no_node;) {
+      const node& item = tree_.nodes[f];
+      f = item.next;
+      if (item.kind != node_kind::tuple || item.children.count < 2 || item.children.count > 3) {
+        return reject(error_code::bad_descr, item, "a field is a tuple (name, type) or (name, type, shape)");
+      }
+      const node& name_node = child(item, 0);
+      const node& type_node = tree_.nodes[name_node.next];
+      const node* title_node = nullptr;
+      const node* plain_name_node = &name_node;
+      if (name_node.kind == node_kind::tuple && name_node.children.count == 2 &&
+          child(name_node, 0).kind == node_kind::string && child(name_node, 1).kind == node_kind::string) {
+        title_node = &child(name_node, 0);
+        plain_name_node = &child(name_node, 1);
+      } else if (name_node.kind != node_kind::string) {
+        return reject(error_code::bad_descr, name_node, "a field name is a string or a (title, name) tuple of strings");
+      }
+
+      field member;
+      if (!read_field_type(type_node, member.type)) return false;
+      if (item.children.count == 3) {
+        const node& shape_node = tree_.nodes[type_node.next];
+        if (!read_dimensions(shape_node, max_subarray_ndim, error_code::bad_descr, "a field shape",
+                             member.subarray_shape)) {
+          return false;
+        }
+        if (!subarray_itemsize(shape_node, member)) return false;
+      } else {
+        member.itemsize = member.type.itemsize;
+      }
+
+      const std::string_view name = tree_.text(*plain_name_node);
+      const bool plain_void = member.type.kind == dtype_kind::raw_void && member.subarray_shape.empty();
+      if (name.empty() && title_node == nullptr && plain_void) { // padding
+        offset += member.itemsize;                               // both <= 2^31-1: cannot wrap
+        if (offset > max_itemsize) return reject(error_code::itemsize_overflow, item, "struct itemsize above 2^31-1");
+        continue;
+      }
+      if (name.empty()) {
+        return reject(error_code::empty_field_name, *plain_name_node,
+                      "a field named '' must be padding: a plain void type such as '|V4', no title, no shape");
+      }
+      if (title_node != nullptr && tree_.text(*title_node).empty()) {
+        return reject(error_code::empty_field_name, *title_node, "a field title must not be empty");
+      }
+      if (title_node != nullptr && !names.insert(tree_.text(*title_node))) {
+        return reject(error_code::duplicate_field_name, *title_node,
+                      "title " + python_repr_for_message(tree_.text(*title_node)) + " already used as a name or title");
+      }
+      if (!names.insert(name)) {
+        return reject(error_code::duplicate_field_name, *plain_name_node,
+                      "name " + python_repr_for_message(name) + " already used as a name or title");
+      }
+      member.name = std::string(name);
+      if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));
+      member.offset = offset;
+      offset += member.itemsize;
+      if (offset > max_itemsize) return reject(error_code::itemsize_overflow, item, "struct itemsize above 2^31-1");
+      out.fields.push_back(std::move(member));
+    }
+    out.itemsize = offset;
+    return true;
+  }
+
+  // numpy's rules for (type, shape): every dimension and the element count
+  // fit a C int, and so does the total itemsize.
+  bool subarray_itemsize(const node& shape_node, field& member) {
+    const dtype& element = member.type;
+    const bool unsized_flexible = element.itemsize == 0 && (element.kind == dtype_kind::bytes ||
+                                                            element.kind == dtype_kind::unicode ||
+                                                            element.kind == dtype_kind::raw_void);
+    if (unsized_flexible && !member.subarray_shape.empty()) {
+      return reject(error_code::bad_descr, shape_node, "numpy cannot make a subarray of a zero-sized S, U or V type");
+    }
+    std::uint64_t count = 1;
+    std::uint32_t d = shape_node.children.first;
+    for (std::uint64_t dim : member.subarray_shape) {
+      const node& dim_node = tree_.nodes[d];
+      d = dim_node.next;
+      if (dim > max_itemsize) return reject(error_code::itemsize_overflow, dim_node, "a subarray dimension above 2^31-1");
+      if (count != 0) {
+        const auto product = checked_mul(count, dim, max_itemsize);
+        if (!product) return reject(error_code::itemsize_overflow, dim_node, "subarray element count above 2^31-1");
+        count = *product;
+      }
+    }
+    const auto total = checked_mul(count, element.itemsize, max_itemsize);
+    if (!total) return reject(error_code::itemsize_overflow, shape_node, "subarray itemsize above 2^31-1");
+    member.itemsize = *total;
+    return true;
+  }
+
+  bool compute_sizes(const node& shape_node, header& out) {
+    std::size_t failing = 0;
+    const auto size = compute_array_size(out.shape.data(), out.shape.size(), out.descr.itemsize, failing);
+    if (!size) {
+      return reject(error_code::size_overflow, child(shape_node, static_cast<std::uint32_t>(failing)),
+                    "the array's element count or byte size exceeds 2^63-1");
+    }
+    out.count = size->count;
+    out.nbytes = size->nbytes;
+    if (!checked_add(out.data_offset, out.nbytes)) {
+      return reject(error_code::size_overflow, shape_node, "data_offset + nbytes exceeds 2^63-1");
+    }
+    if (out.nbytes > opts_.limits.max_data_bytes) {
+      return reject(error_code::data_too_large, shape_node,
+                    "the array holds " + std::to_string(out.nbytes) + " bytes, above limits.max_data_bytes (" +
+                        std::to_string(opts_.limits.max_data_bytes) + ")");
+    }
+    out.data_is_pickle = has_object_;
+    return true;
+  }
+
+  const ast& tree_;
+  std::uint64_t base_;
+  const options& opts_;
+  bool has_object_ = false;
+  std::optional<error> failure_;
+};
+
+} // namespace
+
+std::optional<error> build_model(const ast& tree, std::uint64_t base_offset, const options& opts, header& out) {
+  return model_builder(tree, base_offset, opts).build(out);
+}
+
+} // namespace npyguard::detail
