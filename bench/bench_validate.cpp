@@ -1,0 +1,299 @@
+// npyguard benchmarks: full validation of .npy headers from memory, side by
+// side with a naive reference parser written in the style of the popular C++
+// .npy readers (find the keys with std::string::find, take substrings, stoul
+// the dimensions, validate nothing else). Both run on the same buffers in the
+// same process, so the reference is measured under identical conditions.
+//
+// Every benchmark reports time per header and, through SetBytesProcessed,
+// MB/s of *header* bytes (preamble + HEADER_LEN); the array data is never
+// read by either side (npyguard only compares the buffer size with nbytes).
+
+#include <benchmark/benchmark.h>
+
+#include <npyguard/npyguard.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Building .npy files the way numpy.lib.format writes them.
+// ---------------------------------------------------------------------------
+
+struct npy_file {
+  std::vector<unsigned char> bytes; // preamble + header + data (zeroed)
+  std::size_t header_bytes = 0;     // preamble + HEADER_LEN (the data offset)
+};
+
+// `dict` is the header dict text without padding, e.g.
+// "{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 1000), }".
+// Pads with spaces and a final '\n' so the data offset is a multiple of 64,
+// chooses version 1.0 or, when HEADER_LEN does not fit in 16 bits, 2.0, and
+// appends `data_bytes` zero bytes.
+npy_file make_npy(const std::string& dict, std::uint64_t data_bytes) {
+  std::size_t preamble = 10;     // magic(6) + version(2) + uint16 HEADER_LEN
+  std::uint8_t major = 1;
+  std::size_t unpadded = dict.size() + 1; // + the final '\n'
+  std::size_t total = (preamble + unpadded + 63) / 64 * 64;
+  if (total - preamble > 0xFFFFu) {
+    preamble = 12;               // version 2.0: uint32 HEADER_LEN
+    major = 2;
+    total = (preamble + unpadded + 63) / 64 * 64;
+  }
+  const std::size_t header_len = total - preamble;
+
+  std::string head("\x93NUMPY", 6);
+  head += static_cast<char>(major);
+  head += '\0';
+  const int len_bytes = major == 1 ? 2 : 4;
+  for (int i = 0; i < len_bytes; ++i) {
+    head += static_cast<char>((header_len >> (8 * i)) & 0xFFu);
+  }
+  head += dict;
+  head.append(total - 1 - head.size(), ' ');
+  head += '\n';
+
+  npy_file file;
+  file.header_bytes = total;
+  file.bytes.assign(head.begin(), head.end());
+  file.bytes.resize(total + static_cast<std::size_t>(data_bytes), 0);
+  return file;
+}
+
+// numpy's typical header: np.save of np.zeros((1000, 1000)).
+const npy_file& typical_file() {
+  static const npy_file file = make_npy(
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 1000), }",
+      std::uint64_t{1000} * 1000 * 8);
+  return file;
+}
+
+// A structured dtype with n fields cycling through five type strings, shape
+// (10,): "[('f0000', '<f8'), ('f0001', '<i4'), ...]" as numpy's repr writes it.
+const char* const struct_types[] = {"<f8", "<i4", "|u1", "<c16", "|S7"};
+const std::uint64_t struct_sizes[] = {8, 4, 1, 16, 7};
+
+npy_file make_struct_file(int n) {
+  std::string dict = "{'descr': [";
+  std::uint64_t itemsize = 0;
+  char name[16];
+  for (int i = 0; i < n; ++i) {
+    if (i != 0) {
+      dict += ", ";
+    }
+    std::snprintf(name, sizeof name, "f%04d", i);
+    dict += "('";
+    dict += name;
+    dict += "', '";
+    dict += struct_types[i % 5];
+    dict += "')";
+    itemsize += struct_sizes[i % 5];
+  }
+  dict += "], 'fortran_order': False, 'shape': (10,), }";
+  return make_npy(dict, itemsize * 10);
+}
+
+const npy_file& struct_file(int n) {
+  // Built once per N (benchmarks for one N run consecutively; keep them all).
+  static std::vector<std::pair<int, npy_file>> cache;
+  for (const auto& entry : cache) {
+    if (entry.first == n) {
+      return entry.second;
+    }
+  }
+  cache.emplace_back(n, make_struct_file(n));
+  return cache.back().second;
+}
+
+// ---------------------------------------------------------------------------
+// The naive reference (cnpy / libnpy style). Written for this benchmark. It
+// does NOT validate: it trusts the magic, ignores padding, accepts any text
+// around the keys, never checks the descr grammar, the field list, the
+// data size or integer overflow. It is the lower bound of "parsing" a header.
+// ---------------------------------------------------------------------------
+
+struct naive_header {
+  std::string descr;             // the type string, or the raw field list
+  bool fortran_order = false;
+  std::vector<std::size_t> shape;
+  std::size_t field_count = 0;   // structs only: number of "('" in the list
+  std::size_t header_len = 0;
+};
+
+// Reads HEADER_LEN from the preamble and copies the header into a
+// std::string, like the popular readers do. Returns false on a short buffer.
+bool naive_header_string(const unsigned char* data, std::size_t size,
+                         std::string& header, std::size_t& header_len) {
+  if (size < 10) {
+    return false;
+  }
+  const unsigned major = data[6];
+  std::size_t start = 10;
+  if (major == 1) {
+    header_len = static_cast<std::size_t>(data[8]) | (static_cast<std::size_t>(data[9]) << 8);
+  } else {
+    if (size < 12) {
+      return false;
+    }
+    header_len = static_cast<std::size_t>(data[8]) | (static_cast<std::size_t>(data[9]) << 8) |
+                 (static_cast<std::size_t>(data[10]) << 16) |
+                 (static_cast<std::size_t>(data[11]) << 24);
+    start = 12;
+  }
+  if (size - start < header_len) {
+    return false;
+  }
+  header.assign(reinterpret_cast<const char*>(data) + start, header_len);
+  return true;
+}
+
+// fortran_order and shape, found by key name. Throws (std::stoul) on garbage.
+void naive_order_and_shape(const std::string& header, naive_header& out) {
+  const std::size_t order_pos = header.find("fortran_order");
+  if (order_pos != std::string::npos) {
+    const std::size_t colon = header.find(':', order_pos);
+    out.fortran_order = header.substr(colon + 1, 5).find("True") != std::string::npos;
+  }
+  const std::size_t shape_pos = header.find("shape");
+  if (shape_pos != std::string::npos) {
+    const std::size_t open = header.find('(', shape_pos);
+    const std::size_t close = header.find(')', open);
+    std::string dims = header.substr(open + 1, close - open - 1);
+    std::size_t pos = 0;
+    while (pos < dims.size()) {
+      std::size_t comma = dims.find(',', pos);
+      if (comma == std::string::npos) {
+        comma = dims.size();
+      }
+      std::string item = dims.substr(pos, comma - pos);
+      if (item.find_first_of("0123456789") != std::string::npos) {
+        out.shape.push_back(static_cast<std::size_t>(std::stoul(item)));
+      }
+      pos = comma + 1;
+    }
+  }
+}
+
+// Typical header: descr is a quoted type string.
+bool naive_parse_simple(const unsigned char* data, std::size_t size, naive_header& out) {
+  std::string header;
+  if (!naive_header_string(data, size, header, out.header_len)) {
+    return false;
+  }
+  const std::size_t descr_pos = header.find("descr");
+  if (descr_pos == std::string::npos) {
+    return false;
+  }
+  const std::size_t colon = header.find(':', descr_pos);
+  const std::size_t q1 = header.find('\'', colon);
+  const std::size_t q2 = header.find('\'', q1 + 1);
+  out.descr = header.substr(q1 + 1, q2 - q1 - 1);
+  naive_order_and_shape(header, out);
+  return true;
+}
+
+// Structured header: find the bounds of the descr list and count fields by
+// scanning for "('". Field names and types are not parsed or checked.
+bool naive_parse_struct(const unsigned char* data, std::size_t size, naive_header& out) {
+  std::string header;
+  if (!naive_header_string(data, size, header, out.header_len)) {
+    return false;
+  }
+  const std::size_t descr_pos = header.find("descr");
+  if (descr_pos == std::string::npos) {
+    return false;
+  }
+  const std::size_t open = header.find('[', descr_pos);
+  const std::size_t close = header.find(']', open);
+  if (open == std::string::npos || close == std::string::npos) {
+    return false;
+  }
+  out.descr = header.substr(open, close - open + 1);
+  for (std::size_t pos = out.descr.find("('"); pos != std::string::npos;
+       pos = out.descr.find("('", pos + 2)) {
+    ++out.field_count;
+  }
+  naive_order_and_shape(header, out);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Benchmarks.
+// ---------------------------------------------------------------------------
+
+bool check_npyguard(benchmark::State& state, const npy_file& file, const npyguard::options& opts) {
+  const npyguard::result r = npyguard::validate_buffer(file.bytes.data(), file.bytes.size(), opts);
+  if (!r.ok()) {
+    const npyguard::error& e = r.failure();
+    const std::string msg = std::string(npyguard::error_code_name(e.code)) + " at offset " +
+                            (e.offset ? std::to_string(*e.offset) : std::string("-")) + ": " +
+                            e.message;
+    std::fprintf(stderr, "npyguard rejected the generated header: %s\n", msg.c_str());
+    state.SkipWithError(msg.c_str());
+    return false;
+  }
+  return true;
+}
+
+void set_counters(benchmark::State& state, const npy_file& file) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(file.header_bytes));
+  state.counters["header_bytes"] = static_cast<double>(file.header_bytes);
+}
+
+void run_npyguard(benchmark::State& state, const npy_file& file) {
+  const npyguard::options opts{};
+  if (!check_npyguard(state, file, opts)) {
+    return;
+  }
+  for (auto _ : state) {
+    npyguard::result r = npyguard::validate_buffer(file.bytes.data(), file.bytes.size(), opts);
+    benchmark::DoNotOptimize(r);
+  }
+  set_counters(state, file);
+}
+
+template <typename Parse>
+void run_naive(benchmark::State& state, const npy_file& file, Parse parse) {
+  {
+    naive_header h;
+    if (!parse(file.bytes.data(), file.bytes.size(), h)) {
+      state.SkipWithError("naive reference failed to parse the generated header");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    naive_header h;
+    bool ok = parse(file.bytes.data(), file.bytes.size(), h);
+    benchmark::DoNotOptimize(ok);
+    benchmark::DoNotOptimize(h);
+  }
+  set_counters(state, file);
+}
+
+void BM_npyguard_typical(benchmark::State& state) { run_npyguard(state, typical_file()); }
+
+void BM_reference_naive_typical(benchmark::State& state) {
+  run_naive(state, typical_file(), naive_parse_simple);
+}
+
+void BM_npyguard_struct(benchmark::State& state) {
+  run_npyguard(state, struct_file(static_cast<int>(state.range(0))));
+}
+
+void BM_reference_naive_struct(benchmark::State& state) {
+  run_naive(state, struct_file(static_cast<int>(state.range(0))), naive_parse_struct);
+}
+
+} // namespace
+
+BENCHMARK(BM_npyguard_typical);
+BENCHMARK(BM_reference_naive_typical);
+BENCHMARK(BM_npyguard_struct)->Arg(250)->Arg(500)->Arg(1000)->Arg(2000)->Arg(4000);
+BENCHMARK(BM_reference_naive_struct)->Arg(250)->Arg(500)->Arg(1000)->Arg(2000)->Arg(4000);
+
+BENCHMARK_MAIN();

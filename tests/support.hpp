@@ -1,0 +1,74 @@
+// Test helpers: building .npy byte strings and checking verdicts.
+#ifndef NPYGUARD_TESTS_SUPPORT_HPP
+#define NPYGUARD_TESTS_SUPPORT_HPP
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <catch2/catch.hpp>
+
+#include "npyguard/npyguard.hpp"
+
+namespace npyguard_test {
+
+inline std::string preamble(unsigned major, std::uint64_t header_length) {
+  std::string out("\x93NUMPY", 6);
+  out.push_back(static_cast<char>(major));
+  out.push_back('\0');
+  const int length_bytes = major == 1 ? 2 : 4;
+  for (int i = 0; i < length_bytes; ++i) out.push_back(static_cast<char>((header_length >> (8 * i)) & 0xFF));
+  return out;
+}
+
+// The header text exactly as given (no padding added).
+inline std::string raw_file(std::string_view header_text, unsigned major = 1, std::size_t data_bytes = 0) {
+  return preamble(major, header_text.size()) + std::string(header_text) + std::string(data_bytes, '\xAB');
+}
+
+// numpy's layout: dict, spaces, '\n', data offset a multiple of 64.
+inline std::string padded_header(std::string_view dict, unsigned major = 1) {
+  const std::size_t preamble_size = major == 1 ? 10 : 12;
+  std::string text(dict);
+  const std::size_t total = preamble_size + text.size() + 1;
+  text.append((64 - total % 64) % 64, ' ');
+  text.push_back('\n');
+  return text;
+}
+
+inline std::string npy_file(std::string_view dict, unsigned major = 1, std::size_t data_bytes = 0) {
+  return raw_file(padded_header(dict, major), major, data_bytes);
+}
+
+inline npyguard::result check_bytes(const std::string& bytes, const npyguard::options& opts = {}) {
+  return npyguard::validate_buffer(bytes.data(), bytes.size(), opts);
+}
+
+// File offset of the first occurrence of `marker` in `bytes` (plus `delta`).
+inline std::uint64_t offset_of(const std::string& bytes, std::string_view marker, std::size_t delta = 0) {
+  const auto at = bytes.find(marker);
+  REQUIRE(at != std::string::npos);
+  return at + delta;
+}
+
+inline void require_error(const npyguard::result& checked, npyguard::error_code code,
+                          std::optional<std::uint64_t> offset) {
+  REQUIRE_FALSE(checked.ok());
+  INFO("message: " << checked.failure().message);
+  CHECK(npyguard::error_code_name(checked.failure().code) == npyguard::error_code_name(code));
+  CHECK(checked.failure().offset.has_value() == offset.has_value());
+  CHECK(checked.failure().offset.value_or(~0ull) == offset.value_or(~0ull));
+  CHECK_FALSE(checked.failure().message.empty());
+}
+
+inline void require_ok(const npyguard::result& checked) {
+  if (!checked.ok()) {
+    INFO("unexpected " << npyguard::error_code_name(checked.failure().code) << " at "
+                       << checked.failure().offset.value_or(~0ull) << ": " << checked.failure().message);
+    REQUIRE(checked.ok());
+  }
+}
+
+} // namespace npyguard_test
+
+#endif
