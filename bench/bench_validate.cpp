@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -98,15 +99,13 @@ npy_file make_struct_file(int n) {
 }
 
 const npy_file& struct_file(int n) {
-  // Built once per N (benchmarks for one N run consecutively; keep them all).
-  static std::vector<std::pair<int, npy_file>> cache;
-  for (const auto& entry : cache) {
-    if (entry.first == n) {
-      return entry.second;
-    }
+  // Built once per N; std::map keeps references valid as entries are added.
+  static std::map<int, npy_file> cache;
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    it = cache.emplace(n, make_struct_file(n)).first;
   }
-  cache.emplace_back(n, make_struct_file(n));
-  return cache.back().second;
+  return it->second;
 }
 
 // ---------------------------------------------------------------------------

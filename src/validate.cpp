@@ -19,12 +19,9 @@ constexpr std::size_t max_subarray_ndim = 32;
 // indices into `names_`: O(1) per field, two allocations per struct.
 class name_table {
 public:
-  explicit name_table(std::size_t expected) {
-    std::size_t capacity = 16;
-    while (capacity < expected * 2) capacity *= 2;
-    slots_.assign(capacity, empty);
-    names_.reserve(expected);
-  }
+  // Grows with the names actually inserted: a hostile list of a million
+  // items that are not fields costs nothing here.
+  name_table() { slots_.assign(16, empty); }
 
   // False when `name` is already present.
   bool insert(std::string_view name) {
@@ -191,8 +188,7 @@ private:
     out = dtype{};
     out.kind = dtype_kind::structured;
     out.order = byte_order::not_applicable;
-    out.fields.reserve(list.children.count);
-    name_table names(list.children.count);
+    name_table names;
     std::uint64_t offset = 0;
     for (std::uint32_t f = list.children.first; f != no_node;) {
       const node& item = tree_.nodes[f];
