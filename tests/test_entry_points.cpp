@@ -1,0 +1,208 @@
+// The three entry points agree: a buffer, a file path and a stream of
+// unknown size (in any chunking) give the same verdict and model.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace npyguard_test;
+using npyguard::error_code;
+
+namespace {
+
+class chunked_source final : public npyguard::byte_source {
+public:
+  chunked_source(const std::string& bytes, std::size_t chunk) : bytes_(bytes), chunk_(chunk) {}
+  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
+    const std::size_t n = std::min({size, chunk_, bytes_.size() - at_});
+    std::memcpy(buffer, bytes_.data() + at_, n);
+    at_ += n;
+    return static_cast<std::ptrdiff_t>(n);
+  }
+
+private:
+  const std::string& bytes_;
+  std::size_t chunk_;
+  std::size_t at_ = 0;
+};
+
+class failing_source final : public npyguard::byte_source {
+public:
+  explicit failing_source(std::size_t good_bytes) : good_(good_bytes) {}
+  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
+    if (good_ == 0) {
+      errno = EIO;
+      return -1;
+    }
+    const std::size_t n = std::min(size, good_);
+    std::memset(buffer, 0, n);
+    if (sent_ == 0 && n >= 6) std::memcpy(buffer, "\x93NUMPY\x01\x00\x10\x00", std::min<std::size_t>(n, 10));
+    good_ -= n;
+    sent_ += n;
+    return static_cast<std::ptrdiff_t>(n);
+  }
+
+private:
+  std::size_t good_;
+  std::size_t sent_ = 0;
+};
+
+std::string temp_path(const char* name) { return std::string(P_tmpdir) + "/npyguard_test_" + name; }
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void require_same(const npyguard::result& a, const npyguard::result& b) {
+  REQUIRE(a.ok() == b.ok());
+  if (!a.ok()) {
+    CHECK(a.failure().code == b.failure().code);
+    CHECK(a.failure().offset == b.failure().offset);
+    return;
+  }
+  const auto& x = a.value();
+  const auto& y = b.value();
+  CHECK(x.major_version == y.major_version);
+  CHECK(x.header_length == y.header_length);
+  CHECK(x.data_offset == y.data_offset);
+  CHECK(x.shape == y.shape);
+  CHECK(x.nbytes == y.nbytes);
+  CHECK(x.fortran_order == y.fortran_order);
+  CHECK(npyguard::descr_repr(x.descr) == npyguard::descr_repr(y.descr));
+}
+
+std::vector<std::string> sample_inputs() {
+  std::vector<std::string> inputs;
+  const std::string ok = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24);
+  inputs.push_back(ok);
+  inputs.push_back(ok + "trailing");
+  inputs.push_back(ok.substr(0, ok.size() - 5));
+  inputs.push_back(ok.substr(0, 40));
+  inputs.push_back(ok.substr(0, 11));
+  inputs.push_back(ok.substr(0, 3));
+  inputs.push_back("");
+  inputs.push_back(raw_file("{'descr': '<i2', 'fortran_order': True, 'shape': (2, 2)}\n", 1, 8));
+  inputs.push_back(raw_file("{'descr': '<i2', 'fortran_order': True, 'shape': ()}\n", 2, 2));
+  inputs.push_back(raw_file("{}\n", 1, 0)); // 3-byte header: the preamble read holds data bytes
+  inputs.push_back(raw_file("{'descr': '|u1', 'fortran_order': False, 'shape': (1,)}\n", 3, 1));
+  std::string fields = "[";
+  for (int i = 0; i < 3000; ++i) fields += "('f" + std::to_string(i) + "', '|u1'), ";
+  fields += "]";
+  inputs.push_back(npy_file("{'descr': " + fields + ", 'fortran_order': False, 'shape': (2,), }", 2, 6000));
+  inputs.push_back(npy_file("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1000,), }", 1, 4000));
+  return inputs;
+}
+
+} // namespace
+
+TEST_CASE("buffer, file and stream give the same verdict", "[entry]") {
+  const std::string path = temp_path("same.npy");
+  for (const std::string& bytes : sample_inputs()) {
+    const auto from_buffer = check_bytes(bytes);
+    write_file(path, bytes);
+    require_same(from_buffer, npyguard::validate_file(path.c_str()));
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{4096}, bytes.size() + 1}) {
+      INFO("chunk " << chunk << " size " << bytes.size());
+      chunked_source source(bytes, chunk);
+      require_same(from_buffer, npyguard::validate_stream(source));
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a file larger than the prefix read: header read with a second pread", "[entry]") {
+  std::string fields = "[";
+  for (int i = 0; i < 400; ++i) fields += "('name" + std::to_string(i) + "', '<f4'), ";
+  fields += "]";
+  const std::string bytes = npy_file("{'descr': " + fields + ", 'fortran_order': False, 'shape': (1,), }", 1, 1600);
+  REQUIRE(bytes.size() > 8192);
+  const std::string path = temp_path("large.npy");
+  write_file(path, bytes);
+  const auto checked = npyguard::validate_file(path.c_str());
+  require_ok(checked);
+  CHECK(checked.value().descr.fields.size() == 400);
+  write_file(path, bytes.substr(0, 5000)); // header cut short
+  require_error(npyguard::validate_file(path.c_str()), error_code::truncated_header, 5000);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("validate_fd on a pipe drains and counts the data", "[entry]") {
+  const std::string bytes = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (100000,), }", 1, 800000);
+  for (std::size_t extra : {std::size_t{0}, std::size_t{1}}) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    std::thread writer([&] {
+      const std::string payload = bytes + std::string(extra, 'x');
+      std::size_t at = 0;
+      while (at < payload.size()) {
+        const ssize_t n = write(fds[1], payload.data() + at, payload.size() - at);
+        if (n <= 0) break;
+        at += static_cast<std::size_t>(n);
+      }
+      close(fds[1]);
+    });
+    const auto checked = npyguard::validate_fd(fds[0]);
+    writer.join();
+    close(fds[0]);
+    if (extra == 0) {
+      require_ok(checked);
+    } else {
+      require_error(checked, error_code::trailing_data, bytes.size());
+    }
+  }
+  // A path naming a FIFO goes through the same reader.
+  const std::string fifo = temp_path("fifo");
+  std::remove(fifo.c_str());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] { write_file(fifo, bytes.substr(0, bytes.size() - 8)); });
+  const auto checked = npyguard::validate_file(fifo.c_str());
+  writer.join();
+  std::remove(fifo.c_str());
+  require_error(checked, error_code::truncated_data, bytes.size() - 8);
+}
+
+TEST_CASE("read errors are io_error", "[entry]") {
+  for (std::size_t good : {std::size_t{0}, std::size_t{5}, std::size_t{12}}) {
+    failing_source source(good);
+    require_error(npyguard::validate_stream(source), error_code::io_error, std::nullopt);
+  }
+}
+
+TEST_CASE("validate_header_text: the text alone", "[entry]") {
+  const std::string text = padded_header("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }");
+  const auto checked = npyguard::validate_header_text(text.data(), text.size(), 1);
+  require_ok(checked);
+  CHECK(checked.value().data_offset == 10 + text.size());
+  CHECK(checked.value().nbytes == 24);
+  require_error(npyguard::validate_header_text(text.data(), text.size(), 4), error_code::unsupported_version, 6);
+  npyguard::options small;
+  small.limits.max_header_bytes = 10;
+  require_error(npyguard::validate_header_text(text.data(), text.size(), 2, small), error_code::header_too_large, 8);
+  const std::string bad = "{'descr': '<f8', 'fortran_order': False, 'shape': (-3,), }\n";
+  require_error(npyguard::validate_header_text(bad.data(), bad.size(), 3), error_code::negative_dimension,
+                12 + bad.find("-3"));
+}
+
+TEST_CASE("model fields: version, alignment, count", "[entry]") {
+  const auto v1 = check_bytes(npy_file("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", 1, 24));
+  require_ok(v1);
+  CHECK(v1.value().major_version == 1);
+  CHECK(v1.value().data_offset == 128);
+  CHECK(v1.value().data_alignment == 128); // largest power of two dividing it
+  CHECK(v1.value().count == 6);
+  CHECK(v1.value().fortran_order);
+  const auto scalar = check_bytes(raw_file("{'descr': '<i4', 'fortran_order': False, 'shape': ()}\n", 2, 4));
+  require_ok(scalar);
+  CHECK(scalar.value().count == 1);
+  CHECK(scalar.value().shape.empty());
+  CHECK(scalar.value().data_alignment == 2); // 12 + 54 = 66
+}
