@@ -144,6 +144,8 @@ TEST_CASE("syntax_error", "[errors][grammar]") {
       {"plus sign", with_descr("'<f8'", "(+3,)"), "+3", 0},
       {"minus without digits", with_descr("'<f8'", "(-,)"), "-,", 1},
       {"lowercase l suffix", with_descr("'<f8'", "(3l,)"), "3l", 1},
+      {"parenthesised value", with_descr("'<f8'", "((3),)"), "(3)", 2},
+      {"L suffix after white space", with_descr("'<f8'", "(3 L,)"), "3 L", 2},
       {"L suffix in version 3.0", with_descr("'<f8'", "(3L,)"), "3L", 1, 3},
       {"invalid escape", with_descr("'<\\q8'"), "\\q", 1},
       {"short \\x escape", with_descr("'<\\x4'"), "\\x4", 3},
@@ -288,7 +290,8 @@ TEST_CASE("bad_descr", "[errors][validate][descr]") {
       {"['<i4']", "'<i4'"},                        // a bare type string as a field
       {"[(1, '<i4')]", "1,"},                      // a non-string name
       {"[(('t', 1), '<i4')]", "('t', 1"},            // a (title, name) with a non-string name
-      {"[(('t', 'a', 'b'), '<i4')]", "('t', 'a'"},     // a title tuple of three
+      {"[(('t', 'a', 'b'), '<i4')]", "('t', 'a'"},  // a title tuple of three
+      {"[((1, 'a'), '<i4')]", "(1, 'a')"},          // a non-string title
       {"[('a', ('<i4', (2,)))]", "('<i4'"},        // a field type given as a tuple
       {"[('a', 5)]", "5)"},                        // a field type given as an integer
       {"[('a', '<i4', 3)]", "3)"},                 // a subarray shape that is not a tuple

@@ -13,10 +13,12 @@ using npyguard::detail::max_signed_size;
 
 namespace {
 
+__extension__ typedef unsigned __int128 uint128; // GCC/Clang extension, fine in a test
+
 // The reference: exact 128-bit products, numpy's rule written out plainly.
 bool reference_fits(const std::vector<std::uint64_t>& dims, std::uint64_t itemsize) {
-  unsigned __int128 count = 1;
-  unsigned __int128 bytes = itemsize;
+  uint128 count = 1;
+  uint128 bytes = itemsize;
   for (std::uint64_t dim : dims) {
     if (dim == 0) continue;
     count *= dim;

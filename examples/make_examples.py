@@ -1,0 +1,22 @@
+#!/usr/bin/python3
+"""Regenerates the README's sample files with numpy (run with /usr/bin/python3)."""
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+here = Path(__file__).resolve().parent
+weights = np.arange(12, dtype="<f4").reshape(3, 4)
+np.save(here / "valid.npy", weights)
+
+records = np.zeros(2, dtype=[("id", "<u4"), ("pos", "<f8", (3,)), ("label", "S8")])
+np.save(here / "structured.npy", records)
+
+# A valid array with a zip archive glued to its end: numpy loads the array
+# and never notices; npyguard reports trailing_data.
+archive = io.BytesIO()
+with zipfile.ZipFile(archive, "w") as z:
+    z.writestr("payload.txt", "not an array")
+(here / "polyglot.npy").write_bytes((here / "valid.npy").read_bytes() + archive.getvalue())
+print("wrote valid.npy, structured.npy, polyglot.npy")
