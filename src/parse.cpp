@@ -104,6 +104,11 @@ struct parse_state {
       }
       append_utf8(tree.strings, code_point);
     }
+    // Offsets are 32-bit; only a header near 4 GiB of latin-1 text (which
+    // doubles in UTF-8) could exceed them.
+    if (tree.strings.size() > 0xFFFF'FFFFu) {
+      fail(error_code::header_too_large, begin, "decoded header strings exceed 4 GiB");
+    }
     added.text.begin = static_cast<std::uint32_t>(arena_begin);
     added.text.size = static_cast<std::uint32_t>(tree.strings.size() - arena_begin);
   }

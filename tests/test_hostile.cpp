@@ -60,7 +60,7 @@ std::size_t peak_allocation(Function&& function, std::size_t limit = static_cast
 }
 
 // The library's documented bound: 12 bytes of AST and 1 of decoded strings
-// per header byte (docs/design.md), plus messages and small vectors.
+// per header byte (README, "Limits"), plus messages and small vectors.
 std::size_t allocation_bound(std::size_t input_bytes) { return 13 * input_bytes + 4096; }
 
 std::string descr_file(const std::string& descr, const std::string& shape = "(3,)") {
