@@ -44,10 +44,10 @@ void append_type_string(std::string& out, const dtype& type) {
     case dtype_kind::datetime:
     case dtype_kind::timedelta:
       out.push_back('8');
-      if (!type.datetime_unit.empty()) {
+      if (type.datetime_unit != time_unit::generic) {
         out.push_back('[');
         if (type.datetime_multiplier != 1) out += std::to_string(type.datetime_multiplier);
-        out += type.datetime_unit;
+        out += time_unit_name(type.datetime_unit);
         out.push_back(']');
       }
       return;
@@ -118,6 +118,13 @@ void append_descr(std::string& out, const dtype& type) {
 }
 
 } // namespace
+
+std::string_view time_unit_name(time_unit unit) noexcept {
+  static constexpr std::string_view names[] = {"",   "Y",  "M",  "W",  "D",  "h",  "m",
+                                               "s",  "ms", "us", "ns", "ps", "fs", "as"};
+  const auto index = static_cast<std::size_t>(unit);
+  return index < std::size(names) ? names[index] : std::string_view("?");
+}
 
 std::string descr_repr(const dtype& type) noexcept {
   try {

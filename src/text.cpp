@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "utf8.hpp"
@@ -41,6 +42,19 @@ error control_error(std::uint64_t offset, std::uint32_t code_point) {
 std::optional<error> check_header_text(const unsigned char* text, std::size_t size, bool utf8,
                                        std::uint64_t base_offset) {
   for (std::size_t i = 0; i < size;) {
+    // Fast path: 8 bytes of printable ASCII (0x20-0x7E) at once.
+    if (size - i >= 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, text + i, 8);
+      constexpr std::uint64_t ones = 0x0101010101010101ull;
+      constexpr std::uint64_t highs = 0x8080808080808080ull;
+      const std::uint64_t below_space = (word - 0x20 * ones) & ~word & highs;
+      const std::uint64_t at_or_above_del = (word | (word + ones)) & highs;
+      if ((below_space | at_or_above_del) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     const unsigned char byte = text[i];
     switch (classes[byte]) {
       case byte_class::text: ++i; continue;

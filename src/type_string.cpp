@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "npyguard/descr.hpp"
 #include "python_repr.hpp"
 #include "size_math.hpp"
 
@@ -37,11 +38,14 @@ bool fail(type_string_failure& failure, error_code code, std::string_view text, 
   return false;
 }
 
-bool is_datetime_unit(std::string_view unit) noexcept {
-  static constexpr std::array<std::string_view, 13> units = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
-                                                             "ms", "us", "ns", "ps", "fs", "as"};
-  for (auto known : units) {
-    if (unit == known) return true;
+// The named units (not generic), by their numpy spelling.
+bool find_time_unit(std::string_view name, time_unit& out) noexcept {
+  for (auto unit = static_cast<std::uint8_t>(time_unit::years); unit <= static_cast<std::uint8_t>(time_unit::attoseconds);
+       ++unit) {
+    if (time_unit_name(static_cast<time_unit>(unit)) == name) {
+      out = static_cast<time_unit>(unit);
+      return true;
+    }
   }
   return false;
 }
@@ -66,10 +70,9 @@ bool parse_datetime_unit(std::string_view text, std::size_t at, dtype& out, type
     unit_at = multiplier.length;
   }
   const std::string_view unit = inside.substr(unit_at);
-  if (!is_datetime_unit(unit)) {
+  if (!find_time_unit(unit, out.datetime_unit)) {
     return fail(failure, error_code::bad_descr, text, "datetime unit is not one of Y M W D h m s ms us ns ps fs as");
   }
-  out.datetime_unit = std::string(unit);
   return true;
 }
 

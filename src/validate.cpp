@@ -188,6 +188,14 @@ private:
     out = dtype{};
     out.kind = dtype_kind::structured;
     out.order = byte_order::not_applicable;
+    // Reserve for the items shaped like fields (2- or 3-tuples); a hostile
+    // list of other things reserves nothing.
+    std::size_t field_like = 0;
+    for (std::uint32_t f = list.children.first; f != no_node; f = tree_.nodes[f].next) {
+      const node& item = tree_.nodes[f];
+      field_like += item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3;
+    }
+    out.fields.reserve(field_like);
     name_table names;
     std::uint64_t offset = 0;
     for (std::uint32_t f = list.children.first; f != no_node;) {
@@ -208,7 +216,7 @@ private:
         return reject(error_code::bad_descr, name_node, "a field name is a string or a (title, name) tuple of strings");
       }
 
-      field member;
+      field& member = out.fields.emplace_back(); // filled in place; dropped again for padding
       if (!read_field_type(type_node, member.type)) return false;
       if (item.children.count == 3) {
         const node& shape_node = tree_.nodes[type_node.next];
@@ -225,6 +233,7 @@ private:
       const bool plain_void = member.type.kind == dtype_kind::raw_void && member.subarray_shape.empty();
       if (name.empty() && title_node == nullptr && plain_void) { // padding
         offset += member.itemsize;                               // both <= 2^31-1: cannot wrap
+        out.fields.pop_back();
         if (offset > max_itemsize) return reject(error_code::itemsize_overflow, item, "struct itemsize above 2^31-1");
         continue;
       }
@@ -243,12 +252,11 @@ private:
         return reject(error_code::duplicate_field_name, *plain_name_node,
                       "name " + python_repr_for_message(name) + " already used as a name or title");
       }
-      member.name = std::string(name);
+      member.name.assign(name.data(), name.size());
       if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));
       member.offset = offset;
       offset += member.itemsize;
       if (offset > max_itemsize) return reject(error_code::itemsize_overflow, item, "struct itemsize above 2^31-1");
-      out.fields.push_back(std::move(member));
     }
     out.itemsize = offset;
     return true;

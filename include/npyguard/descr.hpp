@@ -3,6 +3,7 @@
 #define NPYGUARD_DESCR_HPP
 
 #include <string>
+#include <string_view>
 
 #include "npyguard/model.hpp"
 
@@ -12,6 +13,10 @@ namespace npyguard {
 // "[('a', '<i4'), ('', '|V4'), ('b', '<f8')]", with Python's quoting and
 // escaping of names. Returns an empty string only if memory runs out.
 [[nodiscard]] std::string descr_repr(const dtype& type) noexcept;
+
+// numpy's spelling of a unit: "" (generic), "Y", "M", "W", "D", "h", "m",
+// "s", "ms", "us", "ns", "ps", "fs", "as".
+[[nodiscard]] std::string_view time_unit_name(time_unit unit) noexcept;
 
 // The type string of a non-structured dtype ("<M8[10ms]", "|S5", "|O").
 [[nodiscard]] std::string type_string(const dtype& type) noexcept;

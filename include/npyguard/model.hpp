@@ -30,15 +30,22 @@ enum class byte_order : std::uint8_t {
   not_applicable, // '|'
 };
 
+// Datetime and timedelta units (numpy's spelling in time_unit_name).
+enum class time_unit : std::uint8_t {
+  generic, // "<M8" without a unit
+  years, months, weeks, days, hours, minutes, seconds,
+  milliseconds, microseconds, nanoseconds, picoseconds, femtoseconds, attoseconds,
+};
+
 struct field;
 
 struct dtype {
   dtype_kind kind = dtype_kind::raw_void;
   byte_order order = byte_order::not_applicable;
   std::uint64_t itemsize = 0;
-  // Datetime and timedelta only: the unit ("" for generic, "ms", ...) and its
-  // multiplier (1 unless written, as in "[10ms]").
-  std::string datetime_unit;
+  // Datetime and timedelta only: the unit and its multiplier (1 unless
+  // written, as in "[10ms]").
+  time_unit datetime_unit = time_unit::generic;
   std::uint32_t datetime_multiplier = 1;
   // Structured only: the named fields in order. Padding is not a field; it
   // shows as gaps between offsets and between the last field and itemsize.
