@@ -3,6 +3,7 @@
 #define NPYGUARD_TESTS_SUPPORT_HPP
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,20 @@ inline std::uint64_t offset_of(const std::string& bytes, std::string_view marker
   const auto at = bytes.find(marker);
   REQUIRE(at != std::string::npos);
   return at + delta;
+}
+
+// "accepted", or "rejected: CODE at offset N" for INFO messages.
+inline std::string describe_failure(const npyguard::result& r) {
+  const npyguard::error* failure = r.failure_if();
+  if (!failure) return "accepted";
+  std::ostringstream out;
+  out << "rejected: " << npyguard::error_code_name(failure->code) << " at offset ";
+  if (failure->offset) {
+    out << *failure->offset;
+  } else {
+    out << "none";
+  }
+  return out.str();
 }
 
 inline void require_error(const npyguard::result& checked, npyguard::error_code code,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "npyguard/npyguard.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -47,19 +48,6 @@ std::string printable(const std::string& text) {
   return out;
 }
 
-std::string describe_failure(const npyguard::result& r) {
-  const npyguard::error* failure = r.failure_if();
-  if (!failure) return "accepted";
-  std::ostringstream out;
-  out << "rejected: " << npyguard::error_code_name(failure->code) << " at offset ";
-  if (failure->offset) {
-    out << *failure->offset;
-  } else {
-    out << "none";
-  }
-  return out.str();
-}
-
 // Validates `text` as the header of a file of the given major version and
 // checks the framing fields every accepted header must have. Returns the
 // model, or nothing (after a failed CHECK) so that table loops go on to the
@@ -68,7 +56,7 @@ std::optional<npyguard::header> accept(const std::string& text, unsigned major,
                                        const npyguard::options& opts = {}) {
   const npyguard::result r = npyguard::validate_header_text(text.data(), text.size(), major, opts);
   INFO("version " << major << ".0, header text: " << printable(text));
-  INFO(describe_failure(r));
+  INFO(npyguard_test::describe_failure(r));
   CHECK(r.ok());
   if (!r.ok()) return std::nullopt;
   const npyguard::header& h = r.value();
@@ -824,7 +812,7 @@ TEST_CASE("whole files of size data_offset + nbytes pass validate_buffer", "[acc
     const std::string file = make_file(row.major, row.text, row.nbytes);
     INFO("version " << row.major << ", header text: " << printable(row.text));
     const npyguard::result r = npyguard::validate_buffer(file.data(), file.size());
-    INFO(describe_failure(r));
+    INFO(npyguard_test::describe_failure(r));
     CHECK(r.ok());
     if (!r.ok()) continue;
     const npyguard::header& h = r.value();
@@ -851,7 +839,7 @@ TEST_CASE("a header accepted alone is accepted in a whole file with the same mod
     if (!alone) continue;
     const std::string file = make_file(version, text, alone->nbytes);
     const npyguard::result r = npyguard::validate_buffer(file.data(), file.size());
-    INFO(describe_failure(r));
+    INFO(npyguard_test::describe_failure(r));
     REQUIRE(r.ok());
     const npyguard::header& h = r.value();
     CHECK(h.data_offset == 192);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "npyguard/npyguard.hpp"
+#include "support.hpp"
 
 #ifndef NPYGUARD_SOURCE_DIR
 #error "NPYGUARD_SOURCE_DIR must be defined as a string literal: the repository root"
@@ -22,19 +23,6 @@
 namespace {
 
 const std::string golden_dir = std::string(NPYGUARD_SOURCE_DIR) + "/tests/golden";
-
-std::string describe_failure(const npyguard::result& r) {
-  const npyguard::error* failure = r.failure_if();
-  if (!failure) return "accepted";
-  std::ostringstream out;
-  out << "rejected: " << npyguard::error_code_name(failure->code) << " at offset ";
-  if (failure->offset) {
-    out << *failure->offset;
-  } else {
-    out << "none";
-  }
-  return out.str();
-}
 
 npyguard::options options_from(const nlohmann::json& line) {
   npyguard::options opts;
@@ -76,7 +64,7 @@ TEST_CASE("golden files: npyguard reads what numpy read", "[golden]") {
 
     const std::string path = golden_dir + "/files/" + file;
     const npyguard::result r = npyguard::validate_file(path.c_str(), opts);
-    INFO(describe_failure(r));
+    INFO(npyguard_test::describe_failure(r));
     ++checked;
 
     if (!line.value("valid", true)) {
