@@ -78,10 +78,9 @@ template <typename Function>
 result guarded(Function&& function) noexcept {
   try {
     return function();
-  } catch (const std::bad_alloc&) {
-    return error{error_code::out_of_memory, std::nullopt, {}};
-  } catch (const std::exception&) {
-    return error{error_code::out_of_memory, std::nullopt, {}};
+  } catch (const std::exception&) { // std::bad_alloc, std::length_error
+    // Short enough for the small-string buffer: building it cannot allocate.
+    return error{error_code::out_of_memory, std::nullopt, "out of memory"};
   }
 }
 
