@@ -31,8 +31,10 @@ constexpr std::size_t drain_chunk = 64 * 1024;
 
 result validate_text(const preamble& framing, const unsigned char* text, const options& opts) {
   const bool utf8 = framing.major_version == 3;
-  if (auto failure = check_header_text(text, framing.header_length, utf8, framing.header_offset)) return *failure;
   parse_settings settings;
+  if (auto failure = check_header_text(text, framing.header_length, utf8, framing.header_offset, settings.ascii_only)) {
+    return *failure;
+  }
   settings.utf8 = utf8;
   settings.allow_long_suffix = !utf8;
   settings.max_depth = std::min(opts.limits.max_depth, hard_max_depth);

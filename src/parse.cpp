@@ -86,7 +86,7 @@ struct parse_state {
       // Copy the run up to the next escape (or, in latin-1, the next byte
       // that needs transcoding) in one append.
       const char* run_end = p;
-      if (settings.utf8) {
+      if (settings.utf8 || settings.ascii_only) {
         run_end = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(last - p)));
         if (run_end == nullptr) run_end = last;
       } else {

@@ -13,6 +13,7 @@ namespace npyguard::detail {
 
 struct parse_settings {
   bool utf8 = false;              // version 3.0: strings are UTF-8, else latin-1
+  bool ascii_only = false;        // no byte >= 0x80: strings need no transcoding
   bool allow_long_suffix = true;  // versions 1.0 and 2.0: Python 2 '10L'
   std::uint32_t max_depth = 32;   // nesting of lists and tuples
   std::uint64_t base_offset = 10; // file offset of the first header byte

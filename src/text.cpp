@@ -40,7 +40,8 @@ error control_error(std::uint64_t offset, std::uint32_t code_point) {
 } // namespace
 
 std::optional<error> check_header_text(const unsigned char* text, std::size_t size, bool utf8,
-                                       std::uint64_t base_offset) {
+                                       std::uint64_t base_offset, bool& ascii_only) {
+  ascii_only = true;
   for (std::size_t i = 0; i < size;) {
     // Fast path: 8 bytes of printable ASCII (0x20-0x7E) at once.
     if (size - i >= 8) {
@@ -61,6 +62,7 @@ std::optional<error> check_header_text(const unsigned char* text, std::size_t si
       case byte_class::control: return control_error(base_offset + i, byte);
       case byte_class::high: break;
     }
+    ascii_only = false;
     if (!utf8) {
       if (byte <= 0x9F) return control_error(base_offset + i, byte); // C1 in latin-1
       ++i;

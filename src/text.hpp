@@ -11,8 +11,10 @@
 
 namespace npyguard::detail {
 
+// Checks the text; on success sets `ascii_only` when no byte is >= 0x80
+// (then latin-1 and UTF-8 read it the same way).
 [[nodiscard]] std::optional<error> check_header_text(const unsigned char* text, std::size_t size, bool utf8,
-                                                     std::uint64_t base_offset);
+                                                     std::uint64_t base_offset, bool& ascii_only);
 
 } // namespace npyguard::detail
 
