@@ -181,13 +181,18 @@ void naive_order_and_shape(const std::string& header, naive_header& out) {
   }
 }
 
+// Shared by both naive parsers: copy the header, find "descr" (npos on failure).
+std::size_t naive_find_descr(const unsigned char* data, std::size_t size, std::string& header, naive_header& out) {
+  if (!naive_header_string(data, size, header, out.header_len)) {
+    return std::string::npos;
+  }
+  return header.find("descr");
+}
+
 // Typical header: descr is a quoted type string.
 bool naive_parse_simple(const unsigned char* data, std::size_t size, naive_header& out) {
   std::string header;
-  if (!naive_header_string(data, size, header, out.header_len)) {
-    return false;
-  }
-  const std::size_t descr_pos = header.find("descr");
+  const std::size_t descr_pos = naive_find_descr(data, size, header, out);
   if (descr_pos == std::string::npos) {
     return false;
   }
@@ -203,10 +208,7 @@ bool naive_parse_simple(const unsigned char* data, std::size_t size, naive_heade
 // scanning for "('". Field names and types are not parsed or checked.
 bool naive_parse_struct(const unsigned char* data, std::size_t size, naive_header& out) {
   std::string header;
-  if (!naive_header_string(data, size, header, out.header_len)) {
-    return false;
-  }
-  const std::size_t descr_pos = header.find("descr");
+  const std::size_t descr_pos = naive_find_descr(data, size, header, out);
   if (descr_pos == std::string::npos) {
     return false;
   }

@@ -158,7 +158,7 @@ struct parse_state {
 template <typename Rule>
 struct action : pegtl::nothing<Rule> {};
 
-template <typename Rule, node_kind Kind>
+template <node_kind Kind>
 struct open_action {
   template <typename ActionInput>
   static void apply(const ActionInput& in, parse_state& state) { state.open_node(Kind, in.begin()); }
@@ -181,9 +181,9 @@ struct boolean_action {
 };
 
 // clang-format off
-template<> struct action< grammar::dict_open > : open_action< grammar::dict_open, node_kind::dict > {};
-template<> struct action< grammar::list_open > : open_action< grammar::list_open, node_kind::list > {};
-template<> struct action< grammar::tuple_open > : open_action< grammar::tuple_open, node_kind::tuple > {};
+template<> struct action< grammar::dict_open > : open_action< node_kind::dict > {};
+template<> struct action< grammar::list_open > : open_action< node_kind::list > {};
+template<> struct action< grammar::tuple_open > : open_action< node_kind::tuple > {};
 template<> struct action< grammar::dict_close > : close_action {};
 template<> struct action< grammar::list_close > : close_action {};
 template<> struct action< grammar::tuple_close > : close_action {};

@@ -1,7 +1,5 @@
 #include "type_string.hpp"
 
-#include <array>
-
 #include "npyguard/descr.hpp"
 #include "python_repr.hpp"
 #include "size_math.hpp"
