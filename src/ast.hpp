@@ -16,20 +16,24 @@ enum class node_kind : std::uint8_t { dict, list, tuple, string, integer, boolea
 
 inline constexpr std::uint32_t no_node = 0xFFFF'FFFFu;
 
+struct child_list {
+  std::uint32_t first; // first child (no_node when empty)
+  std::uint32_t count; // number of children
+};
+
+struct text_span {
+  std::uint32_t begin; // decoded text in the arena
+  std::uint32_t size;
+};
+
 struct node {
   std::uint32_t offset = 0;        // byte offset of the node's first byte in the header text
   std::uint32_t next = no_node;    // next sibling
   node_kind kind = node_kind::dict;
   bool negative = false;           // integers written with a leading '-'
   union {
-    struct {
-      std::uint32_t first;         // containers: first child (no_node when empty)
-      std::uint32_t count;         // containers: number of children
-    } children;
-    struct {
-      std::uint32_t begin;         // strings: decoded text in the arena
-      std::uint32_t size;
-    } text;
+    child_list children;           // containers
+    text_span text;                // strings
     std::uint64_t number;          // integers: magnitude; booleans: 0 or 1
   };
 

@@ -56,6 +56,11 @@ struct error {
   std::string message;
 };
 
+inline bool operator==(const error& a, const error& b) noexcept {
+  return a.code == b.code && a.offset == b.offset && a.message == b.message;
+}
+inline bool operator!=(const error& a, const error& b) noexcept { return !(a == b); }
+
 } // namespace npyguard
 
 #endif

@@ -78,6 +78,32 @@ struct header {
   bool data_is_pickle = false;
 };
 
+// Member-wise equality (the fuzz targets compare the models different entry
+// points build from the same bytes).
+inline bool operator==(const dtype& a, const dtype& b) noexcept;
+
+inline bool operator==(const field& a, const field& b) noexcept {
+  return a.name == b.name && a.title == b.title && a.offset == b.offset &&
+         a.subarray_shape == b.subarray_shape && a.itemsize == b.itemsize && a.type == b.type;
+}
+
+inline bool operator==(const dtype& a, const dtype& b) noexcept {
+  return a.kind == b.kind && a.order == b.order && a.itemsize == b.itemsize &&
+         a.datetime_unit == b.datetime_unit && a.datetime_multiplier == b.datetime_multiplier &&
+         a.fields == b.fields;
+}
+
+inline bool operator==(const header& a, const header& b) noexcept {
+  return a.major_version == b.major_version && a.minor_version == b.minor_version &&
+         a.header_length == b.header_length && a.data_offset == b.data_offset &&
+         a.data_alignment == b.data_alignment && a.fortran_order == b.fortran_order && a.shape == b.shape &&
+         a.count == b.count && a.nbytes == b.nbytes && a.descr == b.descr && a.data_is_pickle == b.data_is_pickle;
+}
+
+inline bool operator!=(const field& a, const field& b) noexcept { return !(a == b); }
+inline bool operator!=(const dtype& a, const dtype& b) noexcept { return !(a == b); }
+inline bool operator!=(const header& a, const header& b) noexcept { return !(a == b); }
+
 } // namespace npyguard
 
 #endif

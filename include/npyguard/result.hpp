@@ -27,6 +27,11 @@ public:
   [[nodiscard]] const header* value_if() const noexcept { return std::get_if<header>(&state_); }
   [[nodiscard]] const error* failure_if() const noexcept { return std::get_if<error>(&state_); }
 
+  // Same verdict: both accepted with equal models, or both rejected with
+  // equal errors (code, offset and message).
+  friend bool operator==(const result& a, const result& b) noexcept { return a.state_ == b.state_; }
+  friend bool operator!=(const result& a, const result& b) noexcept { return !(a == b); }
+
 private:
   std::variant<header, error> state_;
 };
