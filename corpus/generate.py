@@ -386,6 +386,13 @@ OTHER_WRITERS = [
     ("{'descr': [('tab\\there', '<i4'), ('cr\\r\\n', '|u1'), ('back\\\\', '|u1')], "
      "'fortran_order': False, 'shape': (1,), }", 2, 64),
     ("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }\n \n", 1, 1),
+    # names numpy's repr must escape: non-printable code points below 0x100,
+    # in the BMP and above it, upper-case hex digits, a non-latin-1 escape in
+    # a latin-1 header
+    ("{'descr': [('\\x85', '<i4'), ('\\u2028', '|u1'), ('\\U000E0001', '|u1'), ('\\xE9\\x01', '|u1')], "
+     "'fortran_order': False, 'shape': (1,), }", 3, 64),
+    ("{'descr': [('\\u4e2d', '<i4'), (('\\u2029', 't'), '|u1')], "
+     "'fortran_order': False, 'shape': (1,), }", 1, 64),
 ]
 
 
@@ -578,7 +585,10 @@ def unknown_key():
     return [npy(GOOD[:-1] + "'extra': 1, }"), npy(GOOD.replace("'descr'", "'Descr'")),
             npy(GOOD[:-1] + "'': 1, }", 2), npy(GOOD[:-1] + "'\u03c0': '', }", 3),
             npy(GOOD.replace("'descr'", "'descr\\x00'")),
-            npy(GOOD.replace("'shape'", "'shape '"), 2)]
+            npy(GOOD.replace("'shape'", "'shape '"), 2),
+            # keys longer than an error message quotes, cut at a character
+            npy(GOOD[:-1] + "'" + "k" * 300 + "': 1, }"),
+            npy(GOOD[:-1] + "'x" + "\u00e9" * 150 + "': 1, }", 3)]
 
 
 @near_miss("bad_fortran_order")

@@ -167,6 +167,13 @@ inline void check_model(const header& model, const options& opts) {
   NPYGUARD_FUZZ_CHECK(model.nbytes <= opts.limits.max_data_bytes);
   NPYGUARD_FUZZ_CHECK(model.data_offset + model.nbytes >= model.data_offset); // no wrap
   check_dtype(model.descr);
+  // A plain dtype's descr is its type string, quoted; a struct has none.
+  const std::string plain = type_string(model.descr);
+  if (model.descr.kind == dtype_kind::structured) {
+    NPYGUARD_FUZZ_CHECK(plain.empty());
+  } else {
+    NPYGUARD_FUZZ_CHECK(descr_repr(model.descr) == "'" + plain + "'");
+  }
 }
 
 // The shape as Python's repr spells a tuple: (), (5,), (2, 3).

@@ -1,0 +1,62 @@
+#!/bin/bash -eu
+# Line and branch coverage of the library (src/, grammar/) from replaying the
+# committed corpus (corpus/<target>/ and corpus/regressions/) through every
+# fuzz target, with clang's source-based coverage.
+#
+#   fuzz/coverage.sh [--min PERCENT] [--html DIR]
+#
+# Prints llvm-cov's per-file report and a total for the parser and validator
+# (grammar/, src/parse.cpp, src/validate.cpp, src/type_string.cpp). With
+# --min, exits 1 when that total's line coverage is below PERCENT. With
+# --html, also writes an annotated source view to DIR.
+
+SRC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MIN=""
+HTML=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --min) MIN="$2"; shift 2 ;;
+    --html) HTML="$2"; shift 2 ;;
+    *) echo "usage: $0 [--min PERCENT] [--html DIR]" >&2; exit 2 ;;
+  esac
+done
+
+tool() { # the versioned LLVM tool when present (Debian installs llvm-cov-14)
+  if command -v "$1-14" > /dev/null; then echo "$1-14"; else echo "$1"; fi
+}
+LLVM_PROFDATA="$(tool llvm-profdata)"
+LLVM_COV="$(tool llvm-cov)"
+
+cd "$SRC_ROOT"
+cmake --preset coverage > /dev/null
+cmake --build --preset coverage > /dev/null
+BUILD="$SRC_ROOT/build/coverage"
+PROFILES="$BUILD/profiles"
+rm -rf "$PROFILES"
+mkdir -p "$PROFILES"
+
+objects=()
+for source in fuzz/fuzz_*.cpp; do
+  target="$(basename "$source" .cpp)"
+  LLVM_PROFILE_FILE="$PROFILES/$target.profraw" \
+    "$BUILD/fuzz/$target" "corpus/$target" corpus/regressions 2> /dev/null
+  objects+=(-object "$BUILD/fuzz/$target")
+done
+"$LLVM_PROFDATA" merge -sparse "$PROFILES"/*.profraw -o "$PROFILES/merged.profdata"
+
+# llvm-cov takes the first binary bare and the rest with -object.
+report=("${objects[@]:1}" -instr-profile="$PROFILES/merged.profdata")
+"$LLVM_COV" report "${report[@]}" src grammar
+if [ -n "$HTML" ]; then
+  "$LLVM_COV" show "${report[@]}" -format=html -output-dir="$HTML" src grammar
+  echo "annotated source: $HTML/index.html"
+fi
+
+# The parser and validator: the line total of llvm-cov's report over them.
+core=(grammar src/parse.cpp src/validate.cpp src/type_string.cpp)
+total="$("$LLVM_COV" report "${report[@]}" "${core[@]}" | awk '$1 == "TOTAL" { print $(NF-3) }')"
+echo "parser and validator (${core[*]}): line coverage $total"
+if [ -n "$MIN" ]; then
+  awk -v got="${total%\%}" -v min="$MIN" 'BEGIN { exit !(got + 0 >= min + 0) }' ||
+    { echo "line coverage $total is below $MIN%" >&2; exit 1; }
+fi
