@@ -111,6 +111,9 @@ ALLOW_TRAILING = Options(allow_trailing_data=True)
 # 7 is 2**63-1).
 HUGE_CLAIM = 2 ** 40
 DATA_LIMITED = (Options(data_selector=1), Options(data_selector=6, chunk_pattern=5))
+# validate_file reads this much with its first pread.
+LONG_FILE = 4096
+THROUGH_FD = Options(use_fd=True)
 # One of these is added to every tenth .npy seed, in turn.
 EXTRA_OPTIONS = (
     Options(chunk_pattern=1, use_fd=True),                # 00 00 01 01
@@ -753,6 +756,10 @@ def with_extra_variants(seeds):
     for index, seed in enumerate(seeds[9::10]):
         options = EXTRA_OPTIONS[index % len(EXTRA_OPTIONS)]
         seed.variants.append((options, seed.verdict if options.keeps_verdict() else None))
+    # Headers beyond validate_file's first 4 KiB read take its second pread.
+    for seed in seeds:
+        if len(seed.data) > LONG_FILE:
+            seed.variants.append((THROUGH_FD, seed.verdict))
     return seeds
 
 
