@@ -206,3 +206,40 @@ TEST_CASE("model fields: version, alignment, count", "[entry]") {
   CHECK(scalar.value().shape.empty());
   CHECK(scalar.value().data_alignment == 2); // 12 + 54 = 66
 }
+
+TEST_CASE("result equality compares whole models and whole errors", "[entry]") {
+  const std::string dict = "{'descr': [('a', '<i4'), ('b', [('c', '|u1', (2,))])], 'fortran_order': False, 'shape': (3,), }";
+  const auto first = check_bytes(npy_file(dict, 1, 18));
+  REQUIRE(first.ok());
+  CHECK(first == check_bytes(npy_file(dict, 1, 18)));
+
+  // A difference deep in the dtype tree: the nested subarray's shape.
+  std::string changed = dict;
+  changed.replace(changed.find("(2,)"), 4, "(1,)");
+  const auto nested = check_bytes(npy_file(changed, 1, 15));
+  REQUIRE(nested.ok());
+  CHECK(first != nested);
+  CHECK(first.value().descr != nested.value().descr);
+  CHECK(first.value().descr.fields[0] == nested.value().descr.fields[0]);
+  CHECK(first.value().descr.fields[1] != nested.value().descr.fields[1]);
+
+  // The same shape in another format version: only the framing differs.
+  const auto version2 = check_bytes(npy_file(dict, 2, 18));
+  REQUIRE(version2.ok());
+  CHECK(first.value() != version2.value());
+  CHECK(first.value().descr == version2.value().descr);
+
+  // Errors: code, offset and message all count.
+  const auto truncated = check_bytes(npy_file(dict, 1, 17));
+  const auto trailing = check_bytes(npy_file(dict, 1, 19));
+  REQUIRE_FALSE(truncated.ok());
+  CHECK(truncated == check_bytes(npy_file(dict, 1, 17)));
+  CHECK(truncated != trailing);
+  CHECK(truncated != first);
+  npyguard::error moved = truncated.failure();
+  moved.offset = *moved.offset + 1;
+  CHECK(moved != truncated.failure());
+  npyguard::error reworded = truncated.failure();
+  reworded.message += ".";
+  CHECK(reworded != truncated.failure());
+}
