@@ -262,8 +262,10 @@ private:
     return true;
   }
 
-  // numpy's rules for (type, shape): every dimension and the element count
-  // fit a C int, and so does the total itemsize.
+  // numpy's rules for (type, shape): every dimension fits a C int; the
+  // element count is multiplied in 64 bits (npy_intp), overflow refused,
+  // and is 0 from the first zero dimension on (PyArray_OverflowMultiplyList);
+  // that count, and the total itemsize, fit a C int.
   bool subarray_itemsize(const node& shape_node, field& member) {
     const dtype& element = member.type;
     const bool unsized_flexible = element.itemsize == 0 && (element.kind == dtype_kind::bytes ||
@@ -273,17 +275,19 @@ private:
       return reject(error_code::bad_descr, shape_node, "numpy cannot make a subarray of a zero-sized S, U or V type");
     }
     std::uint64_t count = 1;
+    const node* too_many = nullptr; // the dimension where the count first passed 2^31-1
     std::uint32_t d = shape_node.children.first;
     for (std::uint64_t dim : member.subarray_shape) {
       const node& dim_node = tree_.nodes[d];
       d = dim_node.next;
       if (dim > max_itemsize) return reject(error_code::itemsize_overflow, dim_node, "a subarray dimension above 2^31-1");
-      if (count != 0) {
-        const auto product = checked_mul(count, dim, max_itemsize);
-        if (!product) return reject(error_code::itemsize_overflow, dim_node, "subarray element count above 2^31-1");
-        count = *product;
-      }
+      if (count == 0) continue; // numpy stops multiplying at the first zero
+      if (too_many == nullptr && count * dim > max_itemsize) too_many = &dim_node; // both factors < 2^31
+      const auto product = checked_mul(count, dim);
+      if (!product) return reject(error_code::itemsize_overflow, *too_many, "subarray element count above 2^31-1");
+      count = *product;
     }
+    if (count > max_itemsize) return reject(error_code::itemsize_overflow, *too_many, "subarray element count above 2^31-1");
     const auto total = checked_mul(count, element.itemsize, max_itemsize);
     if (!total) return reject(error_code::itemsize_overflow, shape_node, "subarray itemsize above 2^31-1");
     member.itemsize = *total;

@@ -137,15 +137,21 @@ TEST_CASE("syntax_error", "[errors][grammar]") {
       {"(v) is not a tuple", with_descr("'<f8'", "(3)"), "(3)", 2},
       {"unclosed tuple", with_descr("'<f8'", "(3, 4"), "(3, 4, }", 7},
       {"None", with_descr("None"), "None", 0},
+      {"None as a title", with_descr("[((None, 'a'), '<i4')]"), "None", 0}, // numpy reads it: no title
       {"float", with_descr("'<f8'", "(1.5,)"), "1.5", 1},
       {"leading zero", with_descr("'<f8'", "(03,)"), "(03", 2},
       {"hex integer", with_descr("'<f8'", "(0x3,)"), "0x3", 1},
+      {"octal integer", with_descr("'<f8'", "(0o3,)"), "0o3", 1},
+      {"binary integer", with_descr("'<f8'", "(0b11,)"), "0b11", 1},
+      {"two zeros", with_descr("'<f8'", "(00,)"), "(00", 2}, // numpy reads (0,)
       {"underscore in integer", with_descr("'<f8'", "(1_0,)"), "1_0", 1},
       {"plus sign", with_descr("'<f8'", "(+3,)"), "+3", 0},
       {"minus without digits", with_descr("'<f8'", "(-,)"), "-,", 1},
+      {"minus separated from its digits", with_descr("'<f8'", "(- 3,)"), "- 3", 1}, // numpy reads (-3,)
       {"lowercase l suffix", with_descr("'<f8'", "(3l,)"), "3l", 1},
       {"parenthesised value", with_descr("'<f8'", "((3),)"), "(3)", 2},
       {"L suffix after white space", with_descr("'<f8'", "(3 L,)"), "3 L", 2},
+      {"L suffix twice", with_descr("'<f8'", "(3L L,)"), "3L L", 3}, // numpy's filter drops both
       {"L suffix in version 3.0", with_descr("'<f8'", "(3L,)"), "3L", 1, 3},
       {"invalid escape", with_descr("'<\\q8'"), "\\q", 1},
       {"short \\x escape", with_descr("'<\\x4'"), "\\x4", 3},
@@ -170,6 +176,8 @@ TEST_CASE("syntax_error", "[errors][grammar]") {
       {"non-ASCII outside strings", "{'descr': '<f8',\xA0'fortran_order': False, 'shape': (3,), }", "\xA0", 0},
       {"two commas", with_descr("'<f8'", "(3,,)"), ",,", 1},
       {"line continuation", "{'descr': '<f8', \\\n'fortran_order': False, 'shape': (3,), }", "\\\n", 0},
+      {"line continuation with a carriage return", "{'descr': '<f8', \\\r'fortran_order': False, 'shape': (3,), }",
+       "\\\r", 0},
       {"form feed is not white space", "{'descr': '<f8',\f'fortran_order': False, 'shape': (3,), }", "\f", 0},
   };
   for (const row& r : rows) {
@@ -190,6 +198,8 @@ TEST_CASE("integer_too_large", "[errors][grammar]") {
   require_error(check_bytes(huge), error_code::integer_too_large, offset_of(huge, "999"));
   const std::string negative = file_with(with_descr("'|u1'", "(-" + std::string(30, '9') + ",)"));
   require_error(check_bytes(negative), error_code::integer_too_large, offset_of(negative, "-9"));
+  const std::string title = file_with(with_descr("[((99999999999999999999, 'a'), '<i4')]")); // numpy reads it
+  require_error(check_bytes(title), error_code::integer_too_large, offset_of(title, "9999"));
 }
 
 TEST_CASE("negative_dimension", "[errors][validate]") {
@@ -227,6 +237,9 @@ TEST_CASE("missing_key, duplicate_key, unknown_key", "[errors][validate]") {
   require_error(check_bytes(file_with("{}")), error_code::missing_key, 10);
   const std::string duplicate = file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'shape': (3,), }");
   require_error(check_bytes(duplicate), error_code::duplicate_key, offset_of(duplicate, "'shape': (3,), '", 15));
+  // A shadowed first value (numpy reads the last one) may be rejected before the key is seen twice.
+  const std::string shadowed = file_with("{'descr': '=f8', 'fortran_order': False, 'shape': (3,), 'descr': '<f8', }");
+  require_error(check_bytes(shadowed), error_code::bad_descr, offset_of(shadowed, "'=f8'"));
   const std::string unknown = file_with("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'extra': 1, }");
   require_error(check_bytes(unknown), error_code::unknown_key, offset_of(unknown, "'extra'"));
   const std::string cased = file_with("{'Descr': '<f8', 'fortran_order': False, 'shape': (3,), }");
@@ -276,6 +289,8 @@ TEST_CASE("bad_descr", "[errors][validate][descr]") {
       "'<M8[01ms]'", "'<M8[2147483648ms]'", "'<M8[]'", "'<M8[B]'", "'<M8[us'", "'<M8[10 ms]'", "'<M8ms'",
       "'<M8[ms]x'", "'<O'", "'|O2'", "'|O16'", "'|S01'", "'|S'", "'<U'", "'<f8 '", "''", "'<'", "'<x8'",
       "'>V'", "'<m8[generic]'", "'<f'", "'<i'", "'|b'",
+      "'<i4294967300'", // numpy 1.24 takes sizes modulo 2^32: int32
+      "'<M'", "'=S4'", "'V4'", // numpy reads generic datetime64, S4, V4
   };
   for (const char* descr : type_strings) {
     INFO(descr);
@@ -288,6 +303,7 @@ TEST_CASE("bad_descr", "[errors][validate][descr]") {
       {"[('a',)]", "('a',)"},                      // wrong length
       {"[('a', '<i4', (2,), 1)]", "('a'"},         // wrong length
       {"['<i4']", "'<i4'"},                        // a bare type string as a field
+      {"['ab']", "'ab'"},                          // numpy unpacks it: field 'a' of type 'b' (int8)
       {"[(1, '<i4')]", "1,"},                      // a non-string name
       {"[(('t', 1), '<i4')]", "('t', 1"},            // a (title, name) with a non-string name
       {"[(('t', 'a', 'b'), '<i4')]", "('t', 'a'"},  // a title tuple of three
@@ -296,6 +312,7 @@ TEST_CASE("bad_descr", "[errors][validate][descr]") {
       {"[('a', 5)]", "5)"},                        // a field type given as an integer
       {"[('a', '<i4', 3)]", "3)"},                 // a subarray shape that is not a tuple
       {"[('a', '<i4', [3])]", "[3]"},              // a subarray shape given as a list
+      {"[('a', '|S2', ('|b', 2))]", "'|b'"},      // numpy: (base, new) of equal itemsize, a plain S2
       {"[('a', '|S0', (2,))]", "(2,)"},            // numpy cannot make a subarray of S0
       {"[('a', '<U0', (2,))]", "(2,)"},
       {"[('a', '|V0', (2,))]", "(2,)"},
@@ -368,6 +385,17 @@ TEST_CASE("itemsize_overflow", "[errors][validate][size]") {
   require_error(check_bytes(count), error_code::itemsize_overflow, offset_of(count, "65536)"));
   // numpy's rule: a zero dimension makes the count 0 before later ones multiply.
   require_ok(check_bytes(file_with(with_descr("[('a', '<i4', (0, 2147483647, 2147483647))]"))));
+  // ... also after a running count above 2^31-1: numpy multiplies in 64 bits
+  // and only the final count must fit a C int (found by the differential
+  // test, tests/differential/regressions/subarray_zero_after_large_product).
+  const auto zero_last = check_bytes(file_with(with_descr("[('a', '<i4', (65536, 65536, 0))]")));
+  require_ok(zero_last);
+  CHECK(zero_last.value().descr.itemsize == 0);
+  require_ok(check_bytes(file_with(with_descr("[('a', '<i4', (2147483647, 2147483647, 2, 0))]"))));
+  // A 64-bit overflow before the zero is refused (numpy: -1 from the product),
+  // reported where the count first passed 2^31-1.
+  const std::string wrapped = file_with(with_descr("[('a', '<i4', (2147483647, 2147483647, 2147483647, 0))]"));
+  require_error(check_bytes(wrapped), error_code::itemsize_overflow, offset_of(wrapped, "2147483647, 2147483647, 0"));
 }
 
 TEST_CASE("size_overflow", "[errors][size]") {
