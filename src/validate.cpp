@@ -271,8 +271,10 @@ private:
     const bool unsized_flexible = element.itemsize == 0 && (element.kind == dtype_kind::bytes ||
                                                             element.kind == dtype_kind::unicode ||
                                                             element.kind == dtype_kind::raw_void);
-    if (unsized_flexible && !member.subarray_shape.empty()) {
-      return reject(error_code::bad_descr, shape_node, "numpy cannot make a subarray of a zero-sized S, U or V type");
+    // numpy reads the item after an unsized type as its size, so any shape,
+    // even (), is refused ("invalid itemsize in generic type tuple").
+    if (unsized_flexible) {
+      return reject(error_code::bad_descr, shape_node, "numpy cannot give a shape, even (), to a zero-sized S, U or V type");
     }
     std::uint64_t count = 1;
     const node* too_many = nullptr; // the dimension where the count first passed 2^31-1

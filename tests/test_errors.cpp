@@ -316,6 +316,9 @@ TEST_CASE("bad_descr", "[errors][validate][descr]") {
       {"[('a', '|S0', (2,))]", "(2,)"},            // numpy cannot make a subarray of S0
       {"[('a', '<U0', (2,))]", "(2,)"},
       {"[('a', '|V0', (2,))]", "(2,)"},
+      {"[('a', '|S0', ())]", "())"},              // not even an empty shape (the differential test found it)
+      {"[('a', '<U0', ())]", "())"},
+      {"[('', '|V0', ())]", "())"},
       {"1", "1,"},
       {"True", "True"},
   };
