@@ -15,6 +15,8 @@ of unknown length: no size check.
 
 import io
 import math
+import os
+import pickle
 import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -53,11 +55,56 @@ def _preamble_length(version):
     return 10 if version == (1, 0) else 12
 
 
+# numpy 1.24 itself dies on some headers: np.dtype('<M8[ms/4294967296]')
+# divides by a denominator that wrapped to 0 and the process gets SIGFPE.
+# Headers holding the byte that such datetime metadata needs are read in a
+# forked child, so a crash is a refusal ("numpy crashed") and not the end of
+# the run. Other headers are read in-process (fork per file would cost
+# minutes per run); a crash there stops the run loudly.
+CRASH_HAZARD = b"/"
+
+
 def read_header(buf):
     """Run numpy's header reader on ``buf`` (bytes); never raises.
 
     Returns a HeaderReading; ``ok`` is False with numpy's exception text when
-    numpy refuses the header."""
+    numpy refuses the header, or "numpy crashed" when it kills the process."""
+    if CRASH_HAZARD not in buf[:_HAZARD_SCAN]:
+        return _read_header(buf)
+    reading, signal_number = _isolated(_read_header, buf)
+    if reading is None:
+        return HeaderReading(ok=False, error="numpy crashed: signal %d" % signal_number)
+    return reading
+
+
+# The whole header lies within this many bytes of any file the run makes.
+_HAZARD_SCAN = 1 << 20
+
+
+def _isolated(function, *args):
+    """(function(*args), None) computed in a forked child, or (None, signal)
+    when the child was killed by a signal."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, leave without cleanup
+        status = 1
+        try:
+            os.close(read_end)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(function(*args)))
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as inp:
+        payload = inp.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status)
+    return pickle.loads(payload), None
+
+
+def _read_header(buf):
     fp = io.BytesIO(buf)
     try:
         with warnings.catch_warnings():
