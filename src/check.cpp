@@ -14,6 +14,8 @@
 
 #include "framing.hpp"
 #include "npyguard/validate.hpp"
+#include "check.hpp"
+#include "encode.hpp"
 #include "parse.hpp"
 #include "text.hpp"
 #include "validate.hpp"
@@ -50,6 +52,11 @@ result validate_text(const preamble& framing, const unsigned char* text, const o
   model.data_offset = framing.data_offset();
   model.data_alignment = model.data_offset & (~model.data_offset + 1);
   if (auto failure = build_model(tree, framing.header_offset, opts, model)) return *failure;
+  // The canonical comparison comes before the data-size verdict: errors are
+  // reported in the order of their offsets, and its offset is in the header.
+  if (opts.canonical) {
+    if (auto failure = check_canonical(model, framing, text)) return *failure;
+  }
   return model;
 }
 
@@ -199,6 +206,18 @@ result validate_source(byte_source& source, const options& opts) {
 }
 
 } // namespace
+
+result validate_open_file(int fd, const options& opts, struct stat& info) noexcept {
+  return guarded([&]() -> result {
+    if (::fstat(fd, &info) != 0) return io_failure("cannot stat", errno);
+    if (S_ISDIR(info.st_mode)) return io_failure("cannot read", EISDIR);
+    if (S_ISREG(info.st_mode)) return validate_regular_file(fd, static_cast<std::uint64_t>(info.st_size), opts);
+    return validate_fd(fd, opts);
+  });
+}
+
+error io_error_from(const char* what, int errno_value) { return io_failure(what, errno_value); }
+
 } // namespace detail
 
 std::string_view error_code_name(error_code code) noexcept {
@@ -234,6 +253,7 @@ std::string_view error_code_name(error_code code) noexcept {
     NPYGUARD_NAME(data_too_large)
     NPYGUARD_NAME(truncated_data)
     NPYGUARD_NAME(trailing_data)
+    NPYGUARD_NAME(not_canonical)
 #undef NPYGUARD_NAME
   }
   return "unknown";
@@ -270,23 +290,12 @@ result validate_fd(int fd, const options& opts) noexcept {
 }
 
 result validate_file(const char* path, const options& opts) noexcept {
-  return detail::guarded([&]() -> result {
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return detail::io_failure("cannot open", errno);
-    struct stat info {};
-    result checked = error{};
-    if (::fstat(fd, &info) != 0) {
-      checked = detail::io_failure("cannot stat", errno);
-    } else if (S_ISDIR(info.st_mode)) {
-      checked = detail::io_failure("cannot read", EISDIR);
-    } else if (S_ISREG(info.st_mode)) {
-      checked = detail::validate_regular_file(fd, static_cast<std::uint64_t>(info.st_size), opts);
-    } else {
-      checked = validate_fd(fd, opts);
-    }
-    ::close(fd);
-    return checked;
-  });
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return detail::guarded([] { return result(detail::io_failure("cannot open", errno)); });
+  struct stat info {};
+  result checked = detail::validate_open_file(fd, opts, info);
+  ::close(fd);
+  return checked;
 }
 
 } // namespace npyguard

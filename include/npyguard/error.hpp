@@ -41,7 +41,7 @@ enum class error_code : std::uint16_t {
   data_too_large = 27,        // nbytes above limits.max_data_bytes
   truncated_data = 28,        // fewer data bytes than the header implies
   trailing_data = 29,         // more data bytes than the header implies
-  // 30 is reserved for not_canonical (the canonical profile, SPEC.md section 6).
+  not_canonical = 30,         // canonical profile: header bytes differ from np.save's
 };
 
 // The snake_case name of a code ("truncated_data"); "unknown" for values

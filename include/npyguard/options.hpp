@@ -31,6 +31,11 @@ struct options {
   bool allow_object = false;
   // Accept bytes after the array data (otherwise trailing_data).
   bool allow_trailing_data = false;
+  // The canonical profile (SPEC.md section 6): a file valid by every other
+  // rule must also have exactly the header bytes np.save writes for its
+  // model (encode_header), or it is not_canonical at the first byte that
+  // differs.
+  bool canonical = false;
 };
 
 } // namespace npyguard

@@ -70,6 +70,31 @@ std::string to_text(const std::string& file, const npyguard::result& checked) {
   return line + " " + std::string(npyguard::error_code_name(failure.code)) + ": " + failure.message;
 }
 
+// The acceptance policy, shared by the commands that validate.
+void add_policy_options(CLI::App& command, npyguard::options& opts) {
+  command.add_flag("--allow-object", opts.allow_object,
+                   "Accept object ('O') dtypes; the pickle is never read, data-size checks are skipped");
+  command.add_flag("--allow-trailing-data", opts.allow_trailing_data, "Accept bytes after the array data");
+  command.add_option("--max-header-bytes", opts.limits.max_header_bytes, "Largest accepted HEADER_LEN")
+      ->default_val(opts.limits.max_header_bytes)
+      ->check(CLI::Range(0u, 0xFFFF'FFFFu));
+  command.add_option("--max-depth", opts.limits.max_depth, "Deepest nesting of lists and tuples (at most 200)")
+      ->default_val(opts.limits.max_depth)
+      ->check(CLI::Range(0u, npyguard::hard_max_depth));
+  command.add_option("--max-ndim", opts.limits.max_ndim, "Most dimensions in the shape")
+      ->default_val(opts.limits.max_ndim);
+  command.add_option("--max-data-bytes", opts.limits.max_data_bytes, "Largest accepted array size in bytes");
+}
+
+int run_canon(const std::string& input, const std::string& output, const npyguard::options& opts) {
+  const npyguard::result written = npyguard::canonicalize_file(input.c_str(), output.c_str(), opts);
+  if (written.ok()) return exit_valid;
+  const npyguard::error& failure = written.failure();
+  const bool io = failure.code == npyguard::error_code::io_error || failure.code == npyguard::error_code::out_of_memory;
+  std::cerr << "npyguard canon: " << to_text(input, written) << '\n';
+  return io ? exit_usage_or_io : exit_invalid;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -80,28 +105,36 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Exit status: 0 every file valid, 1 some file invalid, 2 usage error or a file that cannot be read.");
 
+  npyguard::options opts;
   CLI::App* check = app.add_subcommand("check", "Validate .npy files against the npyguard acceptance policy");
   bool json = false;
-  npyguard::options opts;
   std::vector<std::string> files;
   check->add_flag("--json", json,
                   "One JSON object per line per file: file, valid, and version, shape, fortran_order, descr "
                   "(numpy's repr of dtype_to_descr), itemsize, data_offset, nbytes; or error {code, offset, message}");
-  check->add_flag("--allow-object", opts.allow_object,
-                  "Accept object ('O') dtypes; the pickle is never read, data-size checks are skipped");
-  check->add_flag("--allow-trailing-data", opts.allow_trailing_data, "Accept bytes after the array data");
-  check->add_option("--max-header-bytes", opts.limits.max_header_bytes, "Largest accepted HEADER_LEN")
-      ->default_val(opts.limits.max_header_bytes)
-      ->check(CLI::Range(0u, 0xFFFF'FFFFu));
-  check->add_option("--max-depth", opts.limits.max_depth, "Deepest nesting of lists and tuples (at most 200)")
-      ->default_val(opts.limits.max_depth)
-      ->check(CLI::Range(0u, npyguard::hard_max_depth));
-  check->add_option("--max-ndim", opts.limits.max_ndim, "Most dimensions in the shape")
-      ->default_val(opts.limits.max_ndim);
-  check->add_option("--max-data-bytes", opts.limits.max_data_bytes, "Largest accepted array size in bytes");
+  add_policy_options(*check, opts);
+  check->add_flag("--canonical", opts.canonical,
+                  "Also require the exact header bytes numpy's np.save writes (error not_canonical at the first "
+                  "byte that differs)");
   check->add_option("FILE", files, "Files to check; '-' reads standard input")->required();
   check->footer("Output: 'FILE: ok, ...' or 'FILE:OFFSET: CODE: message' (OFFSET is a 0-based byte offset).\n"
                 "Exit status: 0 every file valid, 1 some file invalid, 2 usage error or unreadable file.");
+
+  CLI::App* canon = app.add_subcommand(
+      "canon", "Write a copy of a valid .npy file with the header numpy's np.save would write");
+  std::string canon_input;
+  std::string canon_output;
+  add_policy_options(*canon, opts);
+  canon->add_option("IN", canon_input, "The file to copy (a regular file)")->required();
+  canon->add_option("OUT", canon_output, "Where to write the copy (never IN itself)")->required();
+  canon->footer(
+      "IN is validated first (with the options above); the copy has the canonical header and the same data\n"
+      "bytes, copied in 1 MiB chunks. Bytes after the data are dropped (they are only accepted with\n"
+      "--allow-trailing-data); a pickle is copied as it is. OUT appears only when complete: the copy is\n"
+      "written to a new file in OUT's directory, flushed and renamed over OUT, so on any error OUT is\n"
+      "untouched and nothing partial is left.\n"
+      "Exit status: 0 written, 1 IN is invalid (the error is printed as by check), 2 usage error or I/O\n"
+      "error (unreadable IN, OUT is IN, OUT cannot be written).");
 
   try {
     app.parse(argc, argv);
@@ -109,6 +142,8 @@ int main(int argc, char** argv) {
     const int status = app.exit(e);
     return status == 0 ? exit_valid : exit_usage_or_io;
   }
+
+  if (canon->parsed()) return run_canon(canon_input, canon_output, opts);
 
   int status = exit_valid;
   for (const std::string& file : files) {

@@ -1,0 +1,25 @@
+// Entry points shared inside the library: the writer and the data view
+// validate the descriptor they then read from, so nothing is opened twice.
+#ifndef NPYGUARD_SRC_CHECK_HPP
+#define NPYGUARD_SRC_CHECK_HPP
+
+#include <sys/stat.h>
+
+#include "npyguard/error.hpp"
+#include "npyguard/options.hpp"
+#include "npyguard/result.hpp"
+
+namespace npyguard::detail {
+
+// Validates an open descriptor: fstat into `info`, then a regular file by
+// pread (the descriptor's offset is untouched, the data never read) and
+// anything else as a stream. Directories are io_error.
+[[nodiscard]] result validate_open_file(int fd, const options& opts, struct stat& info) noexcept;
+
+// io_error with "WHAT: strerror(errno_value)" and no offset. May throw
+// std::bad_alloc.
+[[nodiscard]] error io_error_from(const char* what, int errno_value);
+
+} // namespace npyguard::detail
+
+#endif
