@@ -15,13 +15,14 @@ with the one the seed was built for.  The output is deterministic.
 
 Input formats
 -------------
-fuzz_npy_file/, fuzz_npy_stream/ (the same seeds): 4 option bytes, then the
-whole .npy file.
+fuzz_npy_file/, fuzz_npy_stream/, fuzz_round_trip/ (the same seeds): 4 option
+bytes, then the whole .npy file.
     byte 0  bit 0 allow_object, bit 1 allow_trailing_data,
             bits 2-4 max_header_bytes selector (0 = default, 1 MiB),
             bits 5-7 max_depth selector (0 = default, 32)
     byte 1  bits 0-2 max_ndim selector (0 = default, 64),
-            bits 3-5 max_data_bytes selector (0 = unlimited), bits 6-7 unused
+            bits 3-5 max_data_bytes selector (0 = unlimited), bit 6 canonical
+            profile, bit 7 unused
     byte 2  chunk-size pattern of the streaming reader
     byte 3  bit 0: also validate through a real file descriptor,
             bit 1: the streaming source fails with EIO part way
@@ -57,7 +58,7 @@ import numpy as np
 from numpy.lib import format as npformat
 
 HERE = pathlib.Path(__file__).resolve().parent
-NPY_TARGETS = ("fuzz_npy_file", "fuzz_npy_stream")
+NPY_TARGETS = ("fuzz_npy_file", "fuzz_npy_stream", "fuzz_round_trip")
 HEADER_TARGET = "fuzz_header_text"
 SIZE_TARGET = "fuzz_size_math"
 
@@ -80,7 +81,8 @@ class Options:
     depth_selector: int = 0   # max_depth, 0..7
     ndim_selector: int = 0    # max_ndim, 0..7
     data_selector: int = 0    # max_data_bytes, 0..7
-    unused_bits: int = 0      # byte 1 bits 6-7, 0..3
+    canonical: bool = False   # the canonical profile (SPEC.md section 6)
+    unused_bit: bool = False  # byte 1 bit 7
     chunk_pattern: int = 0    # 0..255
     use_fd: bool = False
     read_error: bool = False  # fuzz_npy_stream: the source fails part way
@@ -89,7 +91,8 @@ class Options:
         return bytes([
             self.allow_object | self.allow_trailing_data << 1
             | self.header_selector << 2 | self.depth_selector << 5,
-            self.ndim_selector | self.data_selector << 3 | self.unused_bits << 6,
+            self.ndim_selector | self.data_selector << 3
+            | self.canonical << 6 | self.unused_bit << 7,
             self.chunk_pattern,
             int(self.use_fd) | int(self.read_error) << 1,
         ])
@@ -100,12 +103,13 @@ class Options:
     def keeps_verdict(self):
         """Chunking and file descriptors never change a verdict; limits may."""
         return not (self.header_selector or self.depth_selector
-                    or self.ndim_selector or self.data_selector)
+                    or self.ndim_selector or self.data_selector or self.canonical)
 
 
 DEFAULT = Options()
 ALLOW_OBJECT = Options(allow_object=True)
 ALLOW_TRAILING = Options(allow_trailing_data=True)
+CANONICAL = Options(canonical=True)
 # Seeds that claim at least this many bytes of data are data_too_large under
 # max_data_bytes selectors 1 to 6 (limits 0 to 2**31 in fuzz/fuzz_common.hpp;
 # 7 is 2**63-1).
@@ -118,7 +122,8 @@ THROUGH_FD = Options(use_fd=True)
 EXTRA_OPTIONS = (
     Options(chunk_pattern=1, use_fd=True),                # 00 00 01 01
     Options(chunk_pattern=7),                             # 00 00 07 00
-    Options(header_selector=7, data_selector=4, unused_bits=3),  # 1c e0 00 00
+    Options(header_selector=7, data_selector=4, canonical=True,
+            unused_bit=True),  # 1c e0 00 00
     Options(ndim_selector=7, data_selector=7),            # 00 3f 00 00
     Options(chunk_pattern=0xFF, use_fd=True),             # 00 00 ff 01
     Options(header_selector=1, ndim_selector=1),          # 04 01 00 00
@@ -226,7 +231,23 @@ def accepted(data):
     allow_object is set)."""
     if numpy_dtype_of_whole_file(data).hasobject:
         return NpySeed(data, "object_dtype", [(ALLOW_OBJECT, OK)])
-    return NpySeed(data, OK)
+    return NpySeed(data, OK, [(CANONICAL, canonical_verdict(data))])
+
+
+def canonical_verdict(data):
+    """The canonical profile's verdict: OK exactly when the file's header is
+    the one np.save writes for the array numpy reads from it.  (Only the
+    header: saving to a BytesIO, numpy copies structs field by field and
+    zeroes their padding bytes; saving to a real file it writes them.)"""
+    array = np.load(io.BytesIO(data), max_header_size=2 ** 32)
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "Stored array in format 3.0"
+        np.save(out, array)
+    saved = out.getvalue()
+    start = preamble_size(saved[6])
+    data_offset = start + int.from_bytes(saved[8:start], "little")
+    return OK if saved[:data_offset] == data[:data_offset] else "not_canonical"
 
 
 # ---------------------------------------------------------------------------
@@ -833,6 +854,8 @@ def cli_flags(options):
         flags.append("--allow-trailing-data")
     if options.data_selector:
         flags += ["--max-data-bytes", str(HUGE_CLAIM - 1)]
+    if options.canonical:
+        flags.append("--canonical")
     return tuple(flags)
 
 

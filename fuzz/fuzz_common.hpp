@@ -68,7 +68,7 @@ inline std::unique_ptr<std::uint8_t[]> exact_copy(const std::uint8_t* data, std:
 // Two configuration bytes:
 //   first:  bit 0 allow_object, bit 1 allow_trailing_data,
 //           bits 2-4 max_header_bytes, bits 5-7 max_depth
-//   second: bits 0-2 max_ndim, bits 3-5 max_data_bytes
+//   second: bits 0-2 max_ndim, bits 3-5 max_data_bytes, bit 6 canonical
 // Selector 0 is the default everywhere, so 00 00 means options{}.
 inline options decode_options(std::uint8_t first, std::uint8_t second) noexcept {
   constexpr std::uint32_t u32_max = std::numeric_limits<std::uint32_t>::max();
@@ -84,6 +84,7 @@ inline options decode_options(std::uint8_t first, std::uint8_t second) noexcept 
   opts.limits.max_depth = depths[(first >> 5) & 7];
   opts.limits.max_ndim = ndims[second & 7];
   opts.limits.max_data_bytes = data_bytes[(second >> 3) & 7];
+  opts.canonical = (second & 0x40) != 0;
   return opts;
 }
 
@@ -110,6 +111,7 @@ inline bool is_configuration_error(error_code code) noexcept {
   case error_code::data_too_large:
   case error_code::object_dtype:
   case error_code::trailing_data:
+  case error_code::not_canonical:
     return true;
   default:
     return false;

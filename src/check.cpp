@@ -83,16 +83,6 @@ error io_failure(const char* what, int errno_value) {
   return error{error_code::io_error, std::nullopt, std::string(what) + ": " + std::strerror(errno_value)};
 }
 
-template <typename Function>
-result guarded(Function&& function) noexcept {
-  try {
-    return function();
-  } catch (const std::exception&) { // std::bad_alloc, std::length_error
-    // Short enough for the small-string buffer: building it cannot allocate.
-    return error{error_code::out_of_memory, std::nullopt, "out of memory"};
-  }
-}
-
 // Reads until `size` bytes arrived or the input ended; -1 on a read error.
 std::ptrdiff_t read_full(byte_source& source, unsigned char* buffer, std::size_t size) {
   std::size_t got = 0;
@@ -254,6 +244,7 @@ std::string_view error_code_name(error_code code) noexcept {
     NPYGUARD_NAME(truncated_data)
     NPYGUARD_NAME(trailing_data)
     NPYGUARD_NAME(not_canonical)
+    NPYGUARD_NAME(buffer_too_small)
 #undef NPYGUARD_NAME
   }
   return "unknown";

@@ -5,6 +5,9 @@
 
 #include <sys/stat.h>
 
+#include <exception>
+#include <optional>
+
 #include "npyguard/error.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
@@ -15,6 +18,19 @@ namespace npyguard::detail {
 // pread (the descriptor's offset is untouched, the data never read) and
 // anything else as a stream. Directories are io_error.
 [[nodiscard]] result validate_open_file(int fd, const options& opts, struct stat& info) noexcept;
+
+// Runs `function` (returning a result or an optional error) and turns an
+// escaping std::bad_alloc or std::length_error into out_of_memory: the
+// public API never throws. The message fits the small-string buffer, so
+// building it cannot allocate.
+template <typename Function>
+auto guarded(Function&& function) noexcept -> decltype(function()) {
+  try {
+    return function();
+  } catch (const std::exception&) {
+    return error{error_code::out_of_memory, std::nullopt, "out of memory"};
+  }
+}
 
 // io_error with "WHAT: strerror(errno_value)" and no offset. May throw
 // std::bad_alloc.

@@ -30,17 +30,6 @@ constexpr std::size_t copy_chunk = 1024 * 1024;
 // write(2) moves at most about 2 GiB per call on Linux.
 constexpr std::size_t max_write = 1u << 30;
 
-error out_of_memory() { return error{error_code::out_of_memory, std::nullopt, "out of memory"}; }
-
-template <typename Function>
-result guarded(Function&& function) noexcept {
-  try {
-    return function();
-  } catch (const std::exception&) { // std::bad_alloc, std::length_error
-    return out_of_memory();
-  }
-}
-
 error output_failure(const std::string& path, const char* what, int errno_value) {
   return io_error_from((what + (" " + path)).c_str(), errno_value);
 }

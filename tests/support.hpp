@@ -2,7 +2,9 @@
 #ifndef NPYGUARD_TESTS_SUPPORT_HPP
 #define NPYGUARD_TESTS_SUPPORT_HPP
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -83,6 +85,23 @@ inline void require_ok(const npyguard::result& checked) {
     REQUIRE(checked.ok());
   }
 }
+
+// The bytes in chunks of at most `chunk` (validate_stream's input).
+class chunked_source final : public npyguard::byte_source {
+public:
+  chunked_source(const std::string& bytes, std::size_t chunk) : bytes_(bytes), chunk_(chunk) {}
+  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
+    const std::size_t n = std::min(std::min(size, chunk_), bytes_.size() - at_);
+    std::memcpy(buffer, bytes_.data() + at_, n);
+    at_ += n;
+    return static_cast<std::ptrdiff_t>(n);
+  }
+
+private:
+  const std::string& bytes_;
+  std::size_t chunk_;
+  std::size_t at_ = 0;
+};
 
 } // namespace npyguard_test
 

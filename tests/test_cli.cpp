@@ -1,6 +1,10 @@
 // The npyguard command itself: exit codes, the human format, and --json
 // reporting exactly what numpy 1.24 read from the golden files.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -136,4 +140,106 @@ TEST_CASE("exit status and human output", "[cli]") {
   // Limits reach the library.
   CHECK(run({"check", "--max-header-bytes", "64", ok}).status == 1);
   CHECK(run({"check", "--max-data-bytes", "7", ok}).status == 1);
+}
+
+namespace {
+
+// Runs the tool with stdout and stderr discarded; returns the exit status
+// and the child's peak resident set size in KiB (getrusage of the child).
+struct measured_run {
+  int status = -1;
+  long max_rss_kib = 0;
+};
+
+measured_run run_measured(const std::vector<std::string>& arguments) {
+  std::vector<char*> argv;
+  std::string tool = NPYGUARD_TOOL_PATH;
+  argv.push_back(tool.data());
+  std::vector<std::string> copies = arguments;
+  for (auto& argument : copies) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  REQUIRE(::wait4(child, &status, 0, &usage) == child);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss};
+}
+
+std::string read_range(int fd, std::uint64_t offset, std::size_t size) {
+  std::string out(size, '\0');
+  REQUIRE(::pread(fd, out.data(), size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size));
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("canon copies a large file in constant memory", "[cli][canon]") {
+  // 300 MiB of uint8 under a legacy header (16-byte alignment, no growth
+  // spaces), sparse except for markers at the start, middle and end.
+  constexpr std::uint64_t count = 300ull << 20;
+  std::string text = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
+  text.append(16 - (10 + text.size() + 1) % 16, ' ');
+  text += '\n';
+  std::string header = "\x93NUMPY\x01";
+  header.push_back('\0');
+  header.push_back(static_cast<char>(text.size() & 0xFF));
+  header.push_back(static_cast<char>(text.size() >> 8));
+  header += text;
+
+  const std::string input = std::string(P_tmpdir) + "/npyguard_cli_big_in.npy";
+  const std::string output = std::string(P_tmpdir) + "/npyguard_cli_big_out.npy";
+  const int fd = ::open(input.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()));
+  REQUIRE(::ftruncate(fd, static_cast<off_t>(header.size() + count)) == 0);
+  const std::uint64_t marks[] = {0, count / 2 + 12345, count - 8};
+  for (const std::uint64_t mark : marks) {
+    REQUIRE(::pwrite(fd, "MARK1234", 8, static_cast<off_t>(header.size() + mark)) == 8);
+  }
+  ::close(fd);
+
+  const measured_run result = run_measured({"canon", input, output});
+  CHECK(result.status == 0);
+  INFO("peak RSS " << result.max_rss_kib << " KiB");
+  CHECK(result.max_rss_kib < 32 * 1024); // the data is 300 MiB
+
+  const int copy = ::open(output.c_str(), O_RDONLY);
+  REQUIRE(copy >= 0);
+  struct stat info {};
+  REQUIRE(::fstat(copy, &info) == 0);
+  const std::uint64_t data_offset = 128; // np.save's: the next multiple of 64 after the header
+  CHECK(static_cast<std::uint64_t>(info.st_size) == data_offset + count);
+  CHECK(read_range(copy, 0, 10) == std::string("\x93NUMPY\x01\x00\x76\x00", 10));
+  for (const std::uint64_t mark : marks) CHECK(read_range(copy, data_offset + mark, 8) == "MARK1234");
+  CHECK(read_range(copy, data_offset + 8, 8) == std::string(8, '\0'));
+  ::close(copy);
+  ::unlink(input.c_str());
+  ::unlink(output.c_str());
+}
+
+TEST_CASE("canon: exit status and messages", "[cli][canon]") {
+  const std::string output = std::string(P_tmpdir) + "/npyguard_cli_canon_out.npy";
+  ::unlink(output.c_str());
+  CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy", output}).status == 0);
+  CHECK(run({"check", "--canonical", output}).status == 0);
+  CHECK(run({"check", "--canonical", golden + "legacy_py2_long_suffix.npy"}).status == 1);
+  const run_result rejected = run({"check", "--canonical", "--json", golden + "legacy_v2_small_header.npy"});
+  CHECK(rejected.status == 1);
+  const auto report = nlohmann::json::parse(lines_of(rejected.output).at(0));
+  CHECK(report["error"]["code"] == "not_canonical");
+  CHECK(report["error"]["offset"] == 6);
+  ::unlink(output.c_str());
+  CHECK(run({"canon", NPYGUARD_SOURCE_DIR "/examples/polyglot.npy", output}).status == 1);
+  CHECK(::access(output.c_str(), F_OK) != 0);
+  CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy", golden + "legacy_py2_long_suffix.npy"}).status == 2);
+  CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy", "/nonexistent-dir/out.npy"}).status == 2);
+  CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy"}).status == 2);
 }

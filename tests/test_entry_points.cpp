@@ -18,22 +18,6 @@ using npyguard::error_code;
 
 namespace {
 
-class chunked_source final : public npyguard::byte_source {
-public:
-  chunked_source(const std::string& bytes, std::size_t chunk) : bytes_(bytes), chunk_(chunk) {}
-  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
-    const std::size_t n = std::min({size, chunk_, bytes_.size() - at_});
-    std::memcpy(buffer, bytes_.data() + at_, n);
-    at_ += n;
-    return static_cast<std::ptrdiff_t>(n);
-  }
-
-private:
-  const std::string& bytes_;
-  std::size_t chunk_;
-  std::size_t at_ = 0;
-};
-
 class failing_source final : public npyguard::byte_source {
 public:
   explicit failing_source(std::size_t good_bytes) : good_(good_bytes) {}

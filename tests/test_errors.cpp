@@ -441,10 +441,13 @@ TEST_CASE("truncated_data and trailing_data", "[errors][data]") {
 }
 
 TEST_CASE("error_code_name covers every code", "[errors]") {
-  for (std::uint16_t value = 1; value <= 29; ++value) {
+  for (std::uint16_t value = 1; value <= 31; ++value) {
     CHECK(npyguard::error_code_name(static_cast<error_code>(value)) != "unknown");
   }
-  CHECK(npyguard::error_code_name(static_cast<error_code>(30)) == "unknown");
+  CHECK(npyguard::error_code_name(static_cast<error_code>(0)) == "unknown");
+  CHECK(npyguard::error_code_name(static_cast<error_code>(32)) == "unknown");
   CHECK(npyguard::error_code_name(error_code::trailing_data) == "trailing_data");
   CHECK(static_cast<int>(error_code::trailing_data) == 29); // values are stable
+  CHECK(npyguard::error_code_name(error_code::not_canonical) == "not_canonical");
+  CHECK(static_cast<int>(error_code::not_canonical) == 30);
 }

@@ -42,6 +42,7 @@ enum class error_code : std::uint16_t {
   truncated_data = 28,        // fewer data bytes than the header implies
   trailing_data = 29,         // more data bytes than the header implies
   not_canonical = 30,         // canonical profile: header bytes differ from np.save's
+  buffer_too_small = 31,      // a caller's buffer is smaller than the array data
 };
 
 // The snake_case name of a code ("truncated_data"); "unknown" for values
