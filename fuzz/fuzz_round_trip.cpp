@@ -16,9 +16,10 @@
 namespace {
 
 // numpy writes fortran_order True only for arrays that are not also
-// C-contiguous: no empty axis, and at least two axes longer than 1.
+// C-contiguous: no empty axis, at least two axes longer than 1, and an
+// itemsize above 0 (strides of 0 are contiguous both ways).
 bool numpy_writes_fortran(const npyguard::header& model) {
-  if (!model.fortran_order || model.count == 0) return false;
+  if (!model.fortran_order || model.count == 0 || model.descr.itemsize == 0) return false;
   return std::count_if(model.shape.begin(), model.shape.end(), [](std::uint64_t d) { return d > 1; }) >= 2;
 }
 

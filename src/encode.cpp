@@ -77,8 +77,9 @@ std::string shown(const unsigned char* bytes, std::size_t size, std::size_t at) 
 
 } // namespace
 
-bool written_fortran_order(const std::vector<std::uint64_t>& shape, bool fortran_order) noexcept {
-  if (!fortran_order) return false;
+bool written_fortran_order(const std::vector<std::uint64_t>& shape, std::uint64_t itemsize,
+                           bool fortran_order) noexcept {
+  if (!fortran_order || itemsize == 0) return false;
   std::size_t longer_than_one = 0;
   for (const std::uint64_t extent : shape) {
     if (extent == 0) return false; // an empty array is contiguous both ways
@@ -89,7 +90,7 @@ bool written_fortran_order(const std::vector<std::uint64_t>& shape, bool fortran
 
 bool encode_header_bytes(const dtype& type, const std::vector<std::uint64_t>& shape, bool fortran_order,
                          std::string& out) {
-  const bool fortran = written_fortran_order(shape, fortran_order);
+  const bool fortran = written_fortran_order(shape, type.itemsize, fortran_order);
   std::string text = "{'descr': ";
   text += descr_repr(type);
   text += fortran ? ", 'fortran_order': True, 'shape': (" : ", 'fortran_order': False, 'shape': (";

@@ -15,8 +15,10 @@
 namespace npyguard::detail {
 
 // What np.save writes as fortran_order: numpy writes True only for an array
-// that is Fortran-contiguous and not also C-contiguous.
-[[nodiscard]] bool written_fortran_order(const std::vector<std::uint64_t>& shape, bool fortran_order) noexcept;
+// that is Fortran-contiguous and not also C-contiguous. An array read from a
+// file with itemsize 0 has all strides 0 and is both.
+[[nodiscard]] bool written_fortran_order(const std::vector<std::uint64_t>& shape, std::uint64_t itemsize,
+                                         bool fortran_order) noexcept;
 
 // Replaces `out` with the bytes from the magic string to the '\n'. Returns
 // false when the header does not fit even a 3.0 HEADER_LEN (4 GiB), as

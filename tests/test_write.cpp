@@ -223,6 +223,12 @@ TEST_CASE("encode_header writes fortran_order True only for arrays that are not 
   CHECK_FALSE(written({0, 3}));
   CHECK_FALSE(written({3, 0, 2}));
   CHECK_FALSE(written({}));
+  // itemsize 0: numpy reads it with all strides 0, C- and F-contiguous.
+  std::string out;
+  const npyguard::result empty_items =
+      npyguard::encode_header(scalar(dtype_kind::bytes, npyguard::byte_order::not_applicable, 0), {2, 2}, true, out);
+  REQUIRE(empty_items.ok());
+  CHECK_FALSE(empty_items.value().fortran_order);
 }
 
 TEST_CASE("encode_header refuses what its own header would not give back", "[write]") {

@@ -23,7 +23,11 @@ namespace npyguard {
 //
 // fortran_order is written as numpy writes it: True only when the array is
 // Fortran-contiguous and not also C-contiguous (at least two axes longer
-// than 1 and no empty axis); the data layout is the same either way.
+// than 1, no empty axis, and an itemsize above 0: numpy reads an itemsize-0
+// array with all strides 0, which is both); the data layout is the same
+// either way. (np.save of an itemsize-0 array numpy built in Fortran order
+// writes True; saving it again after np.load writes False. The canonical
+// form follows the file, so it is the second.)
 //
 // The bytes are then validated like any input (with the loosest limits and
 // allow_object): on success `out` holds them and the result is their model;
