@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -21,15 +24,15 @@ struct run_result {
   std::string output;
 };
 
-std::string quoted(const std::string& argument) {
+std::string shell_quoted(const std::string& argument) {
   std::string out = "'";
   for (char c : argument) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
 run_result run(const std::vector<std::string>& arguments) {
-  std::string command = quoted(NPYGUARD_TOOL_PATH);
-  for (const auto& argument : arguments) command += " " + quoted(argument);
+  std::string command = shell_quoted(NPYGUARD_TOOL_PATH);
+  for (const auto& argument : arguments) command += " " + shell_quoted(argument);
   command += " 2>/dev/null";
   run_result result;
   FILE* pipe = popen(command.c_str(), "r");
@@ -124,8 +127,9 @@ TEST_CASE("exit status and human output", "[cli]") {
   result = run({"check", ok, invalid});
   CHECK(result.status == 1);
   const auto lines = lines_of(result.output);
-  REQUIRE(lines.size() == 2);
+  REQUIRE(lines.size() == 4); // the error, then the header line and its caret
   CHECK(lines[1].rfind(invalid + ":", 0) == 0);
+  CHECK(lines[3].find_first_not_of(' ') == lines[3].find('^'));
   CHECK(lines[1].find(": object_dtype: ") != std::string::npos);
 
   CHECK(run({"check", "--allow-object", ok, invalid}).status == 0);
@@ -242,4 +246,228 @@ TEST_CASE("canon: exit status and messages", "[cli][canon]") {
   CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy", golden + "legacy_py2_long_suffix.npy"}).status == 2);
   CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy", "/nonexistent-dir/out.npy"}).status == 2);
   CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy"}).status == 2);
+}
+
+namespace {
+
+struct full_run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The tool with standard input from `input_path` (default /dev/null), both
+// outputs captured.
+full_run run_full(const std::vector<std::string>& arguments, const std::string& input_path = "/dev/null") {
+  const std::string base = std::string(P_tmpdir) + "/npyguard_cli_" + std::to_string(::getpid());
+  std::string command = shell_quoted(NPYGUARD_TOOL_PATH);
+  for (const auto& argument : arguments) command += " " + shell_quoted(argument);
+  command += " <" + shell_quoted(input_path) + " >" + shell_quoted(base + ".out") + " 2>" + shell_quoted(base + ".err");
+  const int status = std::system(command.c_str());
+  full_run result;
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = slurp(base + ".out");
+  result.err = slurp(base + ".err");
+  ::unlink((base + ".out").c_str());
+  ::unlink((base + ".err").c_str());
+  return result;
+}
+
+// A directory tree for the walking tests, removed at the end.
+class tree {
+public:
+  tree() {
+    std::string pattern = std::string(P_tmpdir) + "/npyguard_tree_XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    root_ = pattern;
+  }
+  ~tree() { std::system(("rm -rf " + shell_quoted(root_)).c_str()); }
+  [[nodiscard]] std::string path(const std::string& relative) const { return root_ + "/" + relative; }
+  void copy(const std::string& from, const std::string& relative) const {
+    std::ofstream(path(relative), std::ios::binary) << slurp(from);
+  }
+  void directory(const std::string& relative) const { REQUIRE(::mkdir(path(relative).c_str(), 0755) == 0); }
+  [[nodiscard]] const std::string& root() const { return root_; }
+
+private:
+  std::string root_;
+};
+
+} // namespace
+
+TEST_CASE("check -r walks directories: *.npy regular files, sorted, no symlink loops", "[cli][walk]") {
+  tree files;
+  const std::string ok = golden + "scalar_lt_f8.npy";
+  const std::string bad = golden + "object_mixed.npy";
+  files.directory("b");
+  files.directory("a");
+  files.directory("a/deep");
+  files.copy(ok, "b/2.npy");
+  files.copy(ok, "a/1.npy");
+  files.copy(bad, "a/deep/3.npy");
+  files.copy(ok, "a/notes.txt");
+  REQUIRE(::symlink("..", files.path("a/deep/loop").c_str()) == 0);      // a directory loop
+  REQUIRE(::symlink("../b/2.npy", files.path("a/link.npy").c_str()) == 0); // not followed either
+
+  full_run result = run_full({"check", "-r", "-q", "--json", files.root()});
+  CHECK(result.status == 1);
+  auto lines = lines_of(result.out);
+  REQUIRE(lines.size() == 1);
+  CHECK(nlohmann::json::parse(lines[0])["file"] == files.path("a/deep/3.npy"));
+
+  result = run_full({"check", "-r", files.root()});
+  lines = lines_of(result.out);
+  std::vector<std::string> named;
+  for (const auto& line : lines) {
+    if (line.rfind("  ", 0) != 0) named.push_back(line.substr(0, line.find(':')));
+  }
+  CHECK(named == std::vector<std::string>{files.path("a/1.npy"), files.path("a/deep/3.npy"), files.path("b/2.npy")});
+  CHECK(result.err == "3 files: 2 valid, 1 invalid\n");
+
+  result = run_full({"check", "-r", "--all-files", "--json", files.root()});
+  CHECK(lines_of(result.out).size() == 4); // notes.txt too
+  CHECK(result.out.find("notes.txt") != std::string::npos);
+  CHECK(result.out.find("link.npy") == std::string::npos);
+
+  // Without -r a directory is a usage problem, reported in order.
+  result = run_full({"check", ok, files.root()});
+  CHECK(result.status == 2);
+  lines = lines_of(result.out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1] == files.root() + ": io_error: is a directory (use -r to check the files in it)");
+}
+
+TEST_CASE("check -j keeps the order of the arguments", "[cli]") {
+  std::vector<std::string> arguments = {"check", "--json", "-j", "4"};
+  std::vector<std::string> expected;
+  for (const auto& row : expectations()) {
+    arguments.push_back(golden + row["file"].get<std::string>());
+    expected.push_back(arguments.back());
+  }
+  std::reverse(arguments.begin() + 4, arguments.end());
+  std::reverse(expected.begin(), expected.end());
+  for (const char* jobs : {"1", "2", "4", "16"}) {
+    arguments[3] = jobs;
+    const full_run result = run_full(arguments);
+    const auto lines = lines_of(result.out);
+    REQUIRE(lines.size() == expected.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) CHECK(nlohmann::json::parse(lines[i])["file"] == expected[i]);
+    CHECK(result.err.find(std::to_string(expected.size()) + " files: ") == 0);
+  }
+  CHECK(run_full({"check", "-j", "0", golden + "scalar_lt_f8.npy"}).status == 2);
+}
+
+TEST_CASE("check reads standard input through '-'", "[cli]") {
+  const std::string ok = golden + "scalar_lt_f8.npy";
+  full_run result = run_full({"check", "-"}, ok);
+  CHECK(result.status == 0);
+  CHECK(result.out.rfind("-: ok, version 1.0", 0) == 0);
+  result = run_full({"check", "--json", "-"}, golden + "object_mixed.npy");
+  CHECK(result.status == 1);
+  const auto report = nlohmann::json::parse(lines_of(result.out).at(0));
+  CHECK(report["error"]["code"] == "object_dtype");
+  CHECK(report["error"]["offset"] == 20);
+  // '--' ends the options: a file named like an option.
+  tree files;
+  files.copy(ok, "-q");
+  result = run_full({"check", "--", files.path("-q")});
+  CHECK(result.status == 0);
+  const std::string cwd_relative = "-q";
+  CHECK(::chdir(files.root().c_str()) == 0);
+  result = run_full({"check", "--", cwd_relative});
+  CHECK(result.status == 0);
+  CHECK(result.out.rfind("-q: ok", 0) == 0);
+  CHECK(::chdir("/") == 0);
+}
+
+TEST_CASE("errors are shown like a compiler's, with a caret under the byte", "[cli]") {
+  tree files;
+  // A raw ESC in the header: escaped in the excerpt, caret under its escape.
+  std::string text = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+  text.append(64 - (10 + text.size() + 1) % 64, ' ');
+  text += '\n';
+  std::string bytes = "\x93NUMPY\x01";
+  bytes.push_back('\0');
+  bytes.push_back(static_cast<char>(text.size()));
+  bytes.push_back('\0');
+  bytes += text;
+  bytes += std::string(24, '\0');
+  bytes[10 + 12] = '\x1b'; // inside '<f8'
+  std::ofstream(files.path("esc.npy"), std::ios::binary) << bytes;
+
+  full_run result = run_full({"check", files.path("esc.npy")});
+  CHECK(result.status == 1);
+  const auto lines = lines_of(result.out);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == files.path("esc.npy") + ":22: control_character: " + lines[0].substr(lines[0].find(": control_character: ") + 21));
+  CHECK(lines[1].rfind("  \\x93NUMPY\\x01\\x00", 0) == 0);
+  CHECK(lines[1].find('\x1b') == std::string::npos);
+  const std::size_t caret = lines[2].find('^');
+  REQUIRE(caret != std::string::npos);
+  CHECK(lines[2].find_first_not_of(' ') == caret);
+  CHECK(lines[1].compare(caret, 4, "\\x1b") == 0);
+
+  // -q and --json: no excerpt.
+  CHECK(lines_of(run_full({"check", "-q", files.path("esc.npy")}).out).size() == 1);
+  CHECK(lines_of(run_full({"check", "--json", files.path("esc.npy")}).out).size() == 1);
+  // A data-size error points past the header: no excerpt.
+  CHECK(lines_of(run_full({"check", NPYGUARD_SOURCE_DIR "/examples/polyglot.npy"}).out).size() == 1);
+}
+
+TEST_CASE("inspect shows the model and the dtype tree", "[cli][inspect]") {
+  const std::string structured = NPYGUARD_SOURCE_DIR "/examples/structured.npy";
+  full_run result = run_full({"inspect", structured});
+  CHECK(result.status == 0);
+  CHECK(result.out.find("  shape           (2,)\n") != std::string::npos);
+  CHECK(result.out.find("  dtype           struct of 3 fields, 36 bytes\n") != std::string::npos);
+  CHECK(result.out.find("    'pos' at offset 4, 24 bytes: subarray (3,) of <f8, floating point, little-endian\n") !=
+        std::string::npos);
+
+  result = run_full({"inspect", "--json", structured});
+  CHECK(result.status == 0);
+  const auto model = nlohmann::json::parse(result.out);
+  CHECK(model["valid"] == true);
+  CHECK(model["nbytes"] == 72);
+  CHECK(model["dtype"]["kind"] == "struct");
+  CHECK(model["dtype"]["itemsize"] == 36);
+  REQUIRE(model["dtype"]["fields"].size() == 3);
+  const auto& pos = model["dtype"]["fields"][1];
+  CHECK(pos["name"] == "pos");
+  CHECK(pos["offset"] == 4);
+  CHECK(pos["itemsize"] == 24);
+  CHECK(pos["subarray_shape"] == nlohmann::json::array({3}));
+  CHECK(pos["dtype"]["type"] == "<f8");
+  CHECK(pos["dtype"]["byte_order"] == "little");
+
+  const auto datetime = nlohmann::json::parse(run_full({"inspect", "--json", golden + "datetime_be_M8_10ms.npy"}).out);
+  CHECK(datetime["dtype"]["unit"] == "ms");
+  CHECK(datetime["dtype"]["multiplier"] == 10);
+  CHECK(datetime["dtype"]["byte_order"] == "big");
+
+  result = run_full({"inspect", golden + "object_mixed.npy"});
+  CHECK(result.status == 1);
+  CHECK(lines_of(result.out).size() == 3); // the error line and the excerpt
+  CHECK(run_full({"inspect", "/nonexistent.npy"}).status == 2);
+  CHECK(run_full({"inspect", structured, structured}).status == 2);
+}
+
+TEST_CASE("--help and --version answer", "[cli]") {
+  full_run result = run_full({"--version"});
+  CHECK(result.status == 0);
+  CHECK(result.out == "npyguard 0.1.0\n");
+  for (const char* command : {"check", "inspect", "canon"}) {
+    INFO(command);
+    result = run_full({command, "--help"});
+    CHECK(result.status == 0);
+    CHECK(result.out.find("Exit status") != std::string::npos);
+  }
+  result = run_full({"--help"});
+  CHECK(result.status == 0);
+  for (const char* command : {"check", "inspect", "canon"}) CHECK(result.out.find(command) != std::string::npos);
+  CHECK(run_full({"frobnicate"}).status == 2);
 }

@@ -1,13 +1,23 @@
 // npyguard: the command-line tool.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
-#include <iostream>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "inputs.hpp"
 #include "npyguard/npyguard.hpp"
+#include "report.hpp"
 
 namespace {
 
@@ -15,59 +25,22 @@ constexpr int exit_valid = 0;
 constexpr int exit_invalid = 1;
 constexpr int exit_usage_or_io = 2;
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) out += ",";
-  return out + ")";
+// Bytes of the file shown either side of an error's offset.
+constexpr std::size_t excerpt_context = 40;
+
+const char* const exit_status_text =
+    "Exit status: 0 every file valid; 1 some file invalid; 2 a usage error, or a file or\n"
+    "directory that cannot be opened or read (2 wins over 1).";
+
+void write_out(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+std::string json_text(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string version_text(const npyguard::header& model) {
-  return std::to_string(model.major_version) + "." + std::to_string(model.minor_version);
-}
-
-nlohmann::json to_json(const std::string& file, const npyguard::result& checked) {
-  nlohmann::json out;
-  out["file"] = file;
-  out["valid"] = checked.ok();
-  if (const auto* model = checked.value_if()) {
-    out["version"] = version_text(*model);
-    out["shape"] = model->shape;
-    out["fortran_order"] = model->fortran_order;
-    out["descr"] = npyguard::descr_repr(model->descr);
-    out["itemsize"] = model->descr.itemsize;
-    out["header_length"] = model->header_length;
-    out["data_offset"] = model->data_offset;
-    out["data_alignment"] = model->data_alignment;
-    out["count"] = model->count;
-    out["data_is_pickle"] = model->data_is_pickle;
-    out["nbytes"] = model->data_is_pickle ? nlohmann::json(nullptr) : nlohmann::json(model->nbytes);
-  } else {
-    const npyguard::error& failure = checked.failure();
-    nlohmann::json error;
-    error["code"] = std::string(npyguard::error_code_name(failure.code));
-    error["offset"] = failure.offset ? nlohmann::json(*failure.offset) : nlohmann::json(nullptr);
-    error["message"] = failure.message;
-    out["error"] = std::move(error);
-  }
-  return out;
-}
-
-std::string to_text(const std::string& file, const npyguard::result& checked) {
-  if (const auto* model = checked.value_if()) {
-    std::string line = file + ": ok, version " + version_text(*model) + ", descr " +
-                       npyguard::descr_repr(model->descr) + ", shape " + shape_text(model->shape);
-    if (model->fortran_order) line += ", fortran order";
-    if (model->data_is_pickle) return line + ", data is a pickle (not read)";
-    return line + ", nbytes " + std::to_string(model->nbytes);
-  }
-  const npyguard::error& failure = checked.failure();
-  std::string line = file + ":";
-  if (failure.offset) line += std::to_string(*failure.offset) + ":";
-  return line + " " + std::string(npyguard::error_code_name(failure.code)) + ": " + failure.message;
+bool is_io(const npyguard::result& verdict) {
+  return !verdict.ok() && (verdict.failure().code == npyguard::error_code::io_error ||
+                           verdict.failure().code == npyguard::error_code::out_of_memory);
 }
 
 // The acceptance policy, shared by the commands that validate.
@@ -86,45 +59,215 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
   command.add_option("--max-data-bytes", opts.limits.max_data_bytes, "Largest accepted array size in bytes");
 }
 
+struct check_settings {
+  npyguard::options opts;
+  bool json = false;
+  bool quiet = false;
+  unsigned jobs = 0; // 0: the number of cores
+  npyguard_cli::walk_options walk;
+  std::vector<std::string> arguments;
+};
+
+// "checked 1234 of 5000 files" on standard error, when it is a terminal and
+// the run has taken more than a second; erased before any output line.
+class progress_line {
+public:
+  explicit progress_line(bool enabled) : enabled_(enabled && ::isatty(2) == 1) {}
+
+  void update(std::size_t done, std::size_t total) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || (shown_ && now - last_ < std::chrono::milliseconds(200))) return;
+    std::fprintf(stderr, "\rchecked %zu of %zu files\033[K", done, total);
+    std::fflush(stderr);
+    shown_ = true;
+    last_ = now;
+  }
+
+  void erase() {
+    if (!shown_) return;
+    std::fflush(stdout);
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// Checks every input on `jobs` threads and prints the results in input
+// order as soon as each one's turn comes.
+int run_check(const check_settings& settings) {
+  const std::vector<npyguard_cli::input> inputs = npyguard_cli::expand(settings.arguments, settings.walk);
+  const std::size_t total = inputs.size();
+  unsigned jobs = settings.jobs != 0 ? settings.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)));
+  // Standard input is read once, by whoever takes it; two '-' would compete.
+  std::vector<std::optional<npyguard_cli::checked>> results(total);
+  std::mutex lock;
+  std::condition_variable ready;
+  std::atomic<std::size_t> next_input{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next_input.fetch_add(1)) < total;) {
+      npyguard_cli::checked result = npyguard_cli::check_input(inputs[i], settings.opts, excerpt_context);
+      {
+        const std::lock_guard<std::mutex> guard(lock);
+        results[i] = std::move(result);
+      }
+      ready.notify_one();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < jobs; ++t) workers.emplace_back(work);
+  if (jobs == 1) work(); // no thread at all for -j 1
+
+  progress_line progress(!settings.quiet && total > 1);
+  std::size_t valid = 0;
+  std::size_t invalid = 0;
+  std::size_t unreadable = 0;
+  for (std::size_t i = 0; i < total; ++i) {
+    npyguard_cli::checked result;
+    {
+      std::unique_lock<std::mutex> guard(lock);
+      while (!results[i]) {
+        guard.unlock();
+        progress.update(i, total);
+        guard.lock();
+        ready.wait_for(guard, std::chrono::milliseconds(100), [&] { return results[i].has_value(); });
+      }
+      result = std::move(*results[i]);
+      results[i].reset();
+    }
+    const npyguard::result& verdict = result.verdict;
+    if (verdict.ok()) {
+      ++valid;
+    } else if (is_io(verdict)) {
+      ++unreadable;
+    } else {
+      ++invalid;
+    }
+    if (verdict.ok() && settings.quiet) continue;
+    progress.erase();
+    const std::string& name = inputs[i].name;
+    if (settings.json) {
+      write_out(json_text(npyguard_cli::verdict_json(name, verdict)));
+    } else {
+      write_out(npyguard_cli::verdict_line(name, verdict) + "\n");
+      if (!settings.quiet) write_out(npyguard_cli::excerpt_lines(result));
+    }
+  }
+  for (std::thread& worker : workers) worker.join();
+  progress.erase();
+  std::fflush(stdout);
+  if (total > 1 && !settings.quiet) {
+    std::string summary = std::to_string(total) + " files: " + std::to_string(valid) + " valid, " +
+                          std::to_string(invalid) + " invalid";
+    if (unreadable != 0) summary += ", " + std::to_string(unreadable) + " unreadable";
+    std::fprintf(stderr, "%s\n", summary.c_str());
+  }
+  if (unreadable != 0) return exit_usage_or_io;
+  return invalid != 0 ? exit_invalid : exit_valid;
+}
+
+int run_inspect(const std::string& file, const npyguard::options& opts, bool json) {
+  const npyguard_cli::input item{file, file == "-", {}};
+  const npyguard_cli::checked result = npyguard_cli::check_input(item, opts, excerpt_context);
+  if (const npyguard::header* model = result.verdict.value_if()) {
+    if (json) {
+      nlohmann::json out = npyguard_cli::verdict_json(file, result.verdict);
+      out["dtype"] = npyguard_cli::dtype_json(model->descr);
+      write_out(json_text(out));
+    } else {
+      write_out(npyguard_cli::inspect_text(file, *model));
+    }
+    return exit_valid;
+  }
+  if (json) {
+    write_out(json_text(npyguard_cli::verdict_json(file, result.verdict)));
+  } else {
+    write_out(npyguard_cli::verdict_line(file, result.verdict) + "\n" + npyguard_cli::excerpt_lines(result));
+  }
+  return is_io(result.verdict) ? exit_usage_or_io : exit_invalid;
+}
+
 int run_canon(const std::string& input, const std::string& output, const npyguard::options& opts) {
   const npyguard::result written = npyguard::canonicalize_file(input.c_str(), output.c_str(), opts);
   if (written.ok()) return exit_valid;
-  const npyguard::error& failure = written.failure();
-  const bool io = failure.code == npyguard::error_code::io_error || failure.code == npyguard::error_code::out_of_memory;
-  std::cerr << "npyguard canon: " << to_text(input, written) << '\n';
-  return io ? exit_usage_or_io : exit_invalid;
+  std::fprintf(stderr, "npyguard canon: %s\n", npyguard_cli::verdict_line(input, written).c_str());
+  return is_io(written) ? exit_usage_or_io : exit_invalid;
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
+  // Output goes through one large buffer: thousands of result lines cost a
+  // few write(2) calls.
+  static char output_buffer[1 << 16];
+  std::setvbuf(stdout, output_buffer, _IOFBF, sizeof output_buffer);
+
   CLI::App app{"npyguard: decide whether NumPy .npy files are well formed, from the header and the file size\n"
                "alone, before anything reads the data.",
                "npyguard"};
-  app.set_version_flag("--version", NPYGUARD_VERSION_STRING);
+  app.set_version_flag("--version", "npyguard " NPYGUARD_VERSION_STRING);
   app.require_subcommand(1);
-  app.footer("Exit status: 0 every file valid, 1 some file invalid, 2 usage error or a file that cannot be read.");
+  app.footer(std::string("Run 'npyguard COMMAND --help' for a command's options; the manual is npyguard(1).\n") +
+             exit_status_text);
 
-  npyguard::options opts;
+  check_settings settings;
   CLI::App* check = app.add_subcommand("check", "Validate .npy files against the npyguard acceptance policy");
-  bool json = false;
-  std::vector<std::string> files;
-  check->add_flag("--json", json,
+  check->add_flag("--json", settings.json,
                   "One JSON object per line per file: file, valid, and version, shape, fortran_order, descr "
-                  "(numpy's repr of dtype_to_descr), itemsize, data_offset, nbytes; or error {code, offset, message}");
-  add_policy_options(*check, opts);
-  check->add_flag("--canonical", opts.canonical,
+                  "(numpy's repr of dtype_to_descr), itemsize, header_length, data_offset, data_alignment, count, "
+                  "nbytes, data_is_pickle; or error {code, offset, message}");
+  check->add_flag("-q,--quiet", settings.quiet,
+                  "Print only invalid and unreadable files, without the excerpt; no summary, no progress");
+  check->add_flag("-r,--recursive", settings.walk.recursive,
+                  "Check the files in directories, recursively: regular *.npy files, in sorted order; symbolic "
+                  "links inside directories are not followed");
+  check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy");
+  check->add_option("-j,--jobs", settings.jobs, "Files checked in parallel (default: the number of cores)")
+      ->check(CLI::Range(1u, 1024u));
+  add_policy_options(*check, settings.opts);
+  check->add_flag("--canonical", settings.opts.canonical,
                   "Also require the exact header bytes numpy's np.save writes (error not_canonical at the first "
                   "byte that differs)");
-  check->add_option("FILE", files, "Files to check; '-' reads standard input")->required();
-  check->footer("Output: 'FILE: ok, ...' or 'FILE:OFFSET: CODE: message' (OFFSET is a 0-based byte offset).\n"
-                "Exit status: 0 every file valid, 1 some file invalid, 2 usage error or unreadable file.");
+  check->add_option("FILE", settings.arguments, "Files or (with -r) directories to check; '-' reads standard input")
+      ->required();
+  check->footer(
+      "Output, in the order of the arguments: 'FILE: ok, version ..., descr ..., shape ..., nbytes N' or\n"
+      "'FILE:OFFSET: CODE: message' (OFFSET is a 0-based byte offset into the file), followed by the\n"
+      "header line around OFFSET with a caret under the byte (bytes that are not printable ASCII are\n"
+      "shown as \\xNN). A summary 'N files: V valid, I invalid' goes to standard error when more than\n"
+      "one file was checked, and a progress line too when it is a terminal and the run is long.\n" +
+      std::string(exit_status_text));
 
+  CLI::App* inspect = app.add_subcommand("inspect", "Show everything the header says about one .npy file");
+  std::string inspect_file;
+  bool inspect_json = false;
+  inspect->add_flag("--json", inspect_json,
+                    "One JSON object: the keys of check --json, plus dtype: {kind, itemsize, and type, byte_order, "
+                    "unit, multiplier; or fields: [{name, title, offset, itemsize, subarray_shape, dtype}]}");
+  npyguard::options inspect_opts;
+  add_policy_options(*inspect, inspect_opts);
+  inspect->add_flag("--canonical", inspect_opts.canonical, "Apply the canonical profile too");
+  inspect->add_option("FILE", inspect_file, "The file; '-' reads standard input")->required();
+  inspect->footer(
+      "Prints the format version, header length, data offset and its alignment, fortran order, shape,\n"
+      "element count, itemsize, nbytes, numpy's descr, and the dtype as an indented tree: fields with\n"
+      "names, titles, offsets, sizes, subarray shapes, byte order and datetime units, and padding.\n"
+      "An invalid file is reported as by check.\n"
+      "Exit status: 0 valid; 1 invalid; 2 usage error or unreadable file.");
+
+  npyguard::options canon_opts;
   CLI::App* canon = app.add_subcommand(
       "canon", "Write a copy of a valid .npy file with the header numpy's np.save would write");
   std::string canon_input;
   std::string canon_output;
-  add_policy_options(*canon, opts);
+  add_policy_options(*canon, canon_opts);
   canon->add_option("IN", canon_input, "The file to copy (a regular file)")->required();
   canon->add_option("OUT", canon_output, "Where to write the copy (never IN itself)")->required();
   canon->footer(
@@ -143,21 +286,7 @@ int main(int argc, char** argv) {
     return status == 0 ? exit_valid : exit_usage_or_io;
   }
 
-  if (canon->parsed()) return run_canon(canon_input, canon_output, opts);
-
-  int status = exit_valid;
-  for (const std::string& file : files) {
-    const npyguard::result checked =
-        file == "-" ? npyguard::validate_fd(0, opts) : npyguard::validate_file(file.c_str(), opts);
-    if (json) {
-      std::cout << to_json(file, checked).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    } else {
-      std::cout << to_text(file, checked) << '\n';
-    }
-    if (!checked.ok()) {
-      const bool unreadable = checked.failure().code == npyguard::error_code::io_error;
-      status = unreadable ? exit_usage_or_io : (status == exit_usage_or_io ? status : exit_invalid);
-    }
-  }
-  return status;
+  if (canon->parsed()) return run_canon(canon_input, canon_output, canon_opts);
+  if (inspect->parsed()) return run_inspect(inspect_file, inspect_opts, inspect_json);
+  return run_check(settings);
 }

@@ -1,0 +1,172 @@
+#include "inputs.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <utility>
+
+namespace npyguard_cli {
+namespace {
+
+constexpr std::size_t recorded_prefix = 64 * 1024;
+
+bool has_npy_suffix(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
+}
+
+std::string join(const std::string& directory, const std::string& name) {
+  return directory.empty() || directory.back() == '/' ? directory + name : directory + "/" + name;
+}
+
+class walker {
+public:
+  walker(const walk_options& options, std::vector<input>& out) : options_(options), out_(out) {}
+
+  void directory(const std::string& path, const struct stat& info) {
+    const std::pair<dev_t, ino_t> identity{info.st_dev, info.st_ino};
+    if (!visited_.insert(identity).second) return; // reached twice: a bind mount or a repeated argument
+    DIR* listing = ::opendir(path.c_str());
+    if (listing == nullptr) {
+      out_.push_back({path, false, std::string("cannot read the directory: ") + std::strerror(errno)});
+      return;
+    }
+    std::vector<std::string> names;
+    errno = 0;
+    while (const dirent* entry = ::readdir(listing)) {
+      const char* name = entry->d_name;
+      if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) names.emplace_back(name);
+    }
+    const int read_errno = errno;
+    ::closedir(listing);
+    if (read_errno != 0) {
+      out_.push_back({path, false, std::string("cannot read the directory: ") + std::strerror(read_errno)});
+    }
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      const std::string child = join(path, name);
+      struct stat child_info {};
+      if (::lstat(child.c_str(), &child_info) != 0) {
+        out_.push_back({child, false, std::string("cannot stat: ") + std::strerror(errno)});
+      } else if (S_ISDIR(child_info.st_mode)) {
+        directory(child, child_info);
+      } else if (S_ISREG(child_info.st_mode) && (options_.all_files || has_npy_suffix(name))) {
+        out_.push_back({child, false, {}});
+      }
+      // Symbolic links, FIFOs, devices and sockets inside a walk are skipped.
+    }
+  }
+
+private:
+  const walk_options& options_;
+  std::vector<input>& out_;
+  std::set<std::pair<dev_t, ino_t>> visited_;
+};
+
+// A byte_source over a descriptor that keeps the first bytes it delivers.
+class recording_source final : public npyguard::byte_source {
+public:
+  explicit recording_source(int fd) noexcept : fd_(fd) {}
+  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0 && prefix_.size() < recorded_prefix) {
+        const std::size_t keep = std::min(static_cast<std::size_t>(n), recorded_prefix - prefix_.size());
+        try {
+          prefix_.append(static_cast<const char*>(buffer), keep);
+        } catch (const std::exception&) { // the excerpt is only for display
+        }
+      }
+      return n;
+    }
+  }
+  [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
+
+private:
+  int fd_;
+  std::string prefix_;
+};
+
+// Bytes [begin, end) of the file at `path`, or fewer if it is shorter.
+std::string read_range(const std::string& path, std::uint64_t begin, std::uint64_t end) {
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return out;
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    out.resize(static_cast<std::size_t>(end - begin));
+    const ssize_t n = ::pread(fd, out.data(), out.size(), static_cast<off_t>(begin));
+    out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+  ::close(fd);
+  return out;
+}
+
+} // namespace
+
+std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk) {
+  std::vector<input> out;
+  walker walking(walk, out);
+  for (const std::string& argument : arguments) {
+    if (argument == "-") {
+      out.push_back({argument, true, {}});
+      continue;
+    }
+    struct stat info {};
+    if (::stat(argument.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      if (walk.recursive) {
+        walking.directory(argument, info);
+      } else {
+        out.push_back({argument, false, "is a directory (use -r to check the files in it)"});
+      }
+      continue;
+    }
+    out.push_back({argument, false, {}}); // missing files are reported by validation
+  }
+  return out;
+}
+
+checked check_input(const input& item, const npyguard::options& opts, std::size_t context) {
+  checked out;
+  if (!item.problem.empty()) {
+    out.verdict = npyguard::error{npyguard::error_code::io_error, std::nullopt, item.problem};
+    return out;
+  }
+  std::string prefix;
+  if (item.standard_input) {
+    recording_source source(0);
+    out.verdict = npyguard::validate_stream(source, opts);
+    prefix = source.prefix();
+  } else {
+    out.verdict = npyguard::validate_file(item.name.c_str(), opts);
+  }
+  const npyguard::error* failure = out.verdict.failure_if();
+  // Data-size verdicts point into the data, not at a header byte.
+  if (failure == nullptr || !failure->offset || failure->code == npyguard::error_code::truncated_data ||
+      failure->code == npyguard::error_code::trailing_data) {
+    return out;
+  }
+  const std::uint64_t at = *failure->offset;
+  const std::uint64_t begin = at > context ? at - context : 0;
+  const std::uint64_t end = at + context + 2; // one byte more tells whether the input goes on
+  if (item.standard_input) {
+    if (begin < prefix.size()) {
+      out.excerpt = prefix.substr(static_cast<std::size_t>(begin),
+                                  static_cast<std::size_t>(std::min<std::uint64_t>(end, prefix.size()) - begin));
+    }
+  } else {
+    out.excerpt = read_range(item.name, begin, end);
+  }
+  out.excerpt_start = begin;
+  out.excerpt_continues = out.excerpt.size() == end - begin;
+  if (out.excerpt_continues) out.excerpt.pop_back();
+  return out;
+}
+
+} // namespace npyguard_cli

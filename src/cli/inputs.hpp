@@ -1,0 +1,49 @@
+// The command's inputs: arguments expanded into files (directories walked
+// with -r), each validated, with the bytes around an error kept for display.
+#ifndef NPYGUARD_CLI_INPUTS_HPP
+#define NPYGUARD_CLI_INPUTS_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "npyguard/npyguard.hpp"
+
+namespace npyguard_cli {
+
+// One file to check: a path, standard input ("-"), or a problem found while
+// expanding the arguments (a directory without -r, an unreadable directory).
+struct input {
+  std::string name;
+  bool standard_input = false;
+  // Set when the argument could not become a file: the io_error to report.
+  std::string problem;
+};
+
+struct walk_options {
+  bool recursive = false;
+  bool all_files = false; // with recursive: not only *.npy
+};
+
+// Arguments in order; directories (with -r) contribute their regular files
+// in sorted order, depth first. Symbolic links met inside a walk are not
+// followed (so a walk cannot loop through them); directories reached twice
+// (bind mounts) are skipped. Links named on the command line are followed.
+[[nodiscard]] std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk);
+
+// A verdict and, for an error with an offset, the bytes of the file around
+// it (excerpt_start is the file offset of excerpt[0]).
+struct checked {
+  npyguard::result verdict = npyguard::error{};
+  std::string excerpt;
+  std::uint64_t excerpt_start = 0;
+  bool excerpt_continues = false; // the input goes on after the excerpt
+};
+
+// Validates one input; for errors keeps up to `context` bytes either side of
+// the offset (standard input: from the first 64 KiB it read).
+[[nodiscard]] checked check_input(const input& item, const npyguard::options& opts, std::size_t context);
+
+} // namespace npyguard_cli
+
+#endif
