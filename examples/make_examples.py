@@ -19,4 +19,10 @@ archive = io.BytesIO()
 with zipfile.ZipFile(archive, "w") as z:
     z.writestr("payload.txt", "not an array")
 (here / "polyglot.npy").write_bytes((here / "valid.npy").read_bytes() + archive.getvalue())
-print("wrote valid.npy, structured.npy, polyglot.npy")
+# A header numpy 1.24 reads without complaint: a negative dimension, which
+# makes its size arithmetic meaningless. npyguard reports negative_dimension.
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 4), }"
+header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
+(here / "negative.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
+                                    + header.encode("latin-1") + weights.tobytes())
+print("wrote valid.npy, structured.npy, polyglot.npy, negative.npy")
