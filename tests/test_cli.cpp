@@ -360,6 +360,21 @@ TEST_CASE("check -j keeps the order of the arguments", "[cli]") {
     CHECK(result.err.find(std::to_string(expected.size()) + " files: ") == 0);
   }
   CHECK(run_full({"check", "-j", "0", golden + "scalar_lt_f8.npy"}).status == 2);
+
+  // More files than the workers may run ahead of the output (1024).
+  std::vector<std::string> many = {"check", "--json", "-j", "3"};
+  for (int round = 0; round < 20; ++round) {
+    for (const auto& row : expectations()) many.push_back(row["file"].get<std::string>());
+    many.push_back("/nonexistent/" + std::to_string(round));
+  }
+  // Relative names keep the shell's command line short.
+  REQUIRE(::chdir(golden.c_str()) == 0);
+  const full_run result = run_full(many);
+  REQUIRE(::chdir("/") == 0);
+  CHECK(result.status == 2);
+  const auto lines = lines_of(result.out);
+  REQUIRE(lines.size() == many.size() - 4);
+  for (std::size_t i = 0; i < lines.size(); ++i) CHECK(nlohmann::json::parse(lines[i])["file"] == many[i + 4]);
 }
 
 TEST_CASE("check reads standard input through '-'", "[cli]") {

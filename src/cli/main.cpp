@@ -100,19 +100,28 @@ private:
 };
 
 // Checks every input on `jobs` threads and prints the results in input
-// order as soon as each one's turn comes.
+// order as soon as each one's turn comes. Workers stay at most `window`
+// inputs ahead of the output, so memory does not grow with the number of
+// files when standard output is slow.
+constexpr std::size_t window = 1024;
+
 int run_check(const check_settings& settings) {
   const std::vector<npyguard_cli::input> inputs = npyguard_cli::expand(settings.arguments, settings.walk);
   const std::size_t total = inputs.size();
   unsigned jobs = settings.jobs != 0 ? settings.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)));
-  // Standard input is read once, by whoever takes it; two '-' would compete.
   std::vector<std::optional<npyguard_cli::checked>> results(total);
   std::mutex lock;
-  std::condition_variable ready;
+  std::condition_variable ready; // a result arrived
+  std::condition_variable room;  // the output moved on
+  std::size_t printed = 0;
   std::atomic<std::size_t> next_input{0};
   const auto work = [&] {
     for (std::size_t i; (i = next_input.fetch_add(1)) < total;) {
+      {
+        std::unique_lock<std::mutex> guard(lock);
+        room.wait(guard, [&] { return i < printed + window; });
+      }
       npyguard_cli::checked result = npyguard_cli::check_input(inputs[i], settings.opts, excerpt_context);
       {
         const std::lock_guard<std::mutex> guard(lock);
@@ -121,9 +130,11 @@ int run_check(const check_settings& settings) {
       ready.notify_one();
     }
   };
+  // -j 1 uses no thread: each input is checked just before it is printed.
   std::vector<std::thread> workers;
-  for (unsigned t = 1; t < jobs; ++t) workers.emplace_back(work);
-  if (jobs == 1) work(); // no thread at all for -j 1
+  if (jobs > 1) {
+    for (unsigned t = 0; t < jobs; ++t) workers.emplace_back(work);
+  }
 
   progress_line progress(!settings.quiet && total > 1);
   std::size_t valid = 0;
@@ -131,7 +142,10 @@ int run_check(const check_settings& settings) {
   std::size_t unreadable = 0;
   for (std::size_t i = 0; i < total; ++i) {
     npyguard_cli::checked result;
-    {
+    if (workers.empty()) {
+      result = npyguard_cli::check_input(inputs[i], settings.opts, excerpt_context);
+      progress.update(i, total);
+    } else {
       std::unique_lock<std::mutex> guard(lock);
       while (!results[i]) {
         guard.unlock();
@@ -141,6 +155,8 @@ int run_check(const check_settings& settings) {
       }
       result = std::move(*results[i]);
       results[i].reset();
+      printed = i + 1;
+      room.notify_all();
     }
     const npyguard::result& verdict = result.verdict;
     if (verdict.ok()) {
