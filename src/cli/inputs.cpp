@@ -36,20 +36,27 @@ public:
       out_.push_back({path, false, std::string("cannot read the directory: ") + std::strerror(errno)});
       return;
     }
-    std::vector<std::string> names;
+    // d_type spares a stat for regular files and links (most file systems
+    // fill it in); DT_UNKNOWN and directories are stat'ed.
+    std::vector<std::pair<std::string, unsigned char>> entries;
     errno = 0;
     while (const dirent* entry = ::readdir(listing)) {
       const char* name = entry->d_name;
-      if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) names.emplace_back(name);
+      if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) entries.emplace_back(name, entry->d_type);
     }
     const int read_errno = errno;
     ::closedir(listing);
     if (read_errno != 0) {
       out_.push_back({path, false, std::string("cannot read the directory: ") + std::strerror(read_errno)});
     }
-    std::sort(names.begin(), names.end());
-    for (const std::string& name : names) {
+    std::sort(entries.begin(), entries.end());
+    for (const auto& [name, type] : entries) {
       const std::string child = join(path, name);
+      if (type == DT_REG) {
+        if (options_.all_files || has_npy_suffix(name)) out_.push_back({child, false, {}});
+        continue;
+      }
+      if (type != DT_DIR && type != DT_UNKNOWN) continue; // links, FIFOs, devices, sockets
       struct stat child_info {};
       if (::lstat(child.c_str(), &child_info) != 0) {
         out_.push_back({child, false, std::string("cannot stat: ") + std::strerror(errno)});
@@ -118,13 +125,11 @@ std::vector<input> expand(const std::vector<std::string>& arguments, const walk_
       out.push_back({argument, true, {}});
       continue;
     }
+    // Without -r nothing is stat'ed here: validation's own fstat finds
+    // directories (check_input words that error).
     struct stat info {};
-    if (::stat(argument.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-      if (walk.recursive) {
-        walking.directory(argument, info);
-      } else {
-        out.push_back({argument, false, "is a directory (use -r to check the files in it)"});
-      }
+    if (walk.recursive && ::stat(argument.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      walking.directory(argument, info);
       continue;
     }
     out.push_back({argument, false, {}}); // missing files are reported by validation
@@ -147,8 +152,16 @@ checked check_input(const input& item, const npyguard::options& opts, std::size_
     out.verdict = npyguard::validate_file(item.name.c_str(), opts);
   }
   const npyguard::error* failure = out.verdict.failure_if();
+  if (failure != nullptr && failure->code == npyguard::error_code::io_error && !item.standard_input) {
+    struct stat info {};
+    if (::stat(item.name.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      out.verdict = npyguard::error{npyguard::error_code::io_error, std::nullopt,
+                                    "is a directory (use -r to check the files in it)"};
+      return out;
+    }
+  }
   // Data-size verdicts point into the data, not at a header byte.
-  if (failure == nullptr || !failure->offset || failure->code == npyguard::error_code::truncated_data ||
+  if (failure == nullptr || !failure->offset || context == 0 || failure->code == npyguard::error_code::truncated_data ||
       failure->code == npyguard::error_code::trailing_data) {
     return out;
   }

@@ -41,7 +41,8 @@ struct checked {
 };
 
 // Validates one input; for errors keeps up to `context` bytes either side of
-// the offset (standard input: from the first 64 KiB it read).
+// the offset (standard input: from the first 64 KiB it read); 0: no excerpt,
+// and no second read of the file.
 [[nodiscard]] checked check_input(const input& item, const npyguard::options& opts, std::size_t context);
 
 } // namespace npyguard_cli

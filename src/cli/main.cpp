@@ -100,37 +100,57 @@ private:
 };
 
 // Checks every input on `jobs` threads and prints the results in input
-// order as soon as each one's turn comes. Workers stay at most `window`
-// inputs ahead of the output, so memory does not grow with the number of
-// files when standard output is slow.
+// order as soon as each one's turn comes. Inputs go to the workers in
+// chunks, so the lock is taken once per chunk, and the workers stay at most
+// `window` inputs ahead of the output: memory does not grow with the number
+// of files when standard output is slow.
+constexpr std::size_t chunk_size = 32;
 constexpr std::size_t window = 1024;
 
 int run_check(const check_settings& settings) {
   const std::vector<npyguard_cli::input> inputs = npyguard_cli::expand(settings.arguments, settings.walk);
   const std::size_t total = inputs.size();
+  const std::size_t chunks = (total + chunk_size - 1) / chunk_size;
   unsigned jobs = settings.jobs != 0 ? settings.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)));
-  std::vector<std::optional<npyguard_cli::checked>> results(total);
+  jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(chunks, 1)));
+  // The excerpt needs a second read of an invalid file; -q and --json never show it.
+  const std::size_t context = settings.quiet || settings.json ? 0 : excerpt_context;
+  const auto check_chunk = [&](std::size_t c) {
+    std::vector<npyguard_cli::checked> out;
+    const std::size_t end = std::min(total, (c + 1) * chunk_size);
+    out.reserve(end - c * chunk_size);
+    for (std::size_t i = c * chunk_size; i < end; ++i) {
+      out.push_back(npyguard_cli::check_input(inputs[i], settings.opts, context));
+    }
+    return out;
+  };
+
+  std::vector<std::vector<npyguard_cli::checked>> results(chunks);
+  std::vector<char> done(chunks, 0);
   std::mutex lock;
-  std::condition_variable ready; // a result arrived
+  std::condition_variable ready; // a chunk the output waits for arrived
   std::condition_variable room;  // the output moved on
-  std::size_t printed = 0;
-  std::atomic<std::size_t> next_input{0};
+  bool output_waiting = false;
+  std::size_t printed = 0; // chunks
+  std::atomic<std::size_t> next_chunk{0};
   const auto work = [&] {
-    for (std::size_t i; (i = next_input.fetch_add(1)) < total;) {
+    for (std::size_t c; (c = next_chunk.fetch_add(1)) < chunks;) {
       {
         std::unique_lock<std::mutex> guard(lock);
-        room.wait(guard, [&] { return i < printed + window; });
+        room.wait(guard, [&] { return c < printed + window / chunk_size; });
       }
-      npyguard_cli::checked result = npyguard_cli::check_input(inputs[i], settings.opts, excerpt_context);
+      std::vector<npyguard_cli::checked> checked = check_chunk(c);
+      bool wake = false;
       {
         const std::lock_guard<std::mutex> guard(lock);
-        results[i] = std::move(result);
+        results[c] = std::move(checked);
+        done[c] = 1;
+        wake = output_waiting;
       }
-      ready.notify_one();
+      if (wake) ready.notify_one();
     }
   };
-  // -j 1 uses no thread: each input is checked just before it is printed.
+  // -j 1 uses no thread: each chunk is checked just before it is printed.
   std::vector<std::thread> workers;
   if (jobs > 1) {
     for (unsigned t = 0; t < jobs; ++t) workers.emplace_back(work);
@@ -140,24 +160,7 @@ int run_check(const check_settings& settings) {
   std::size_t valid = 0;
   std::size_t invalid = 0;
   std::size_t unreadable = 0;
-  for (std::size_t i = 0; i < total; ++i) {
-    npyguard_cli::checked result;
-    if (workers.empty()) {
-      result = npyguard_cli::check_input(inputs[i], settings.opts, excerpt_context);
-      progress.update(i, total);
-    } else {
-      std::unique_lock<std::mutex> guard(lock);
-      while (!results[i]) {
-        guard.unlock();
-        progress.update(i, total);
-        guard.lock();
-        ready.wait_for(guard, std::chrono::milliseconds(100), [&] { return results[i].has_value(); });
-      }
-      result = std::move(*results[i]);
-      results[i].reset();
-      printed = i + 1;
-      room.notify_all();
-    }
+  const auto report = [&](std::size_t i, const npyguard_cli::checked& result) {
     const npyguard::result& verdict = result.verdict;
     if (verdict.ok()) {
       ++valid;
@@ -166,7 +169,7 @@ int run_check(const check_settings& settings) {
     } else {
       ++invalid;
     }
-    if (verdict.ok() && settings.quiet) continue;
+    if (verdict.ok() && settings.quiet) return;
     progress.erase();
     const std::string& name = inputs[i].name;
     if (settings.json) {
@@ -175,6 +178,30 @@ int run_check(const check_settings& settings) {
       write_out(npyguard_cli::verdict_line(name, verdict) + "\n");
       if (!settings.quiet) write_out(npyguard_cli::excerpt_lines(result));
     }
+  };
+  for (std::size_t c = 0; c < chunks; ++c) {
+    std::vector<npyguard_cli::checked> checked;
+    if (workers.empty()) {
+      progress.update(c * chunk_size, total);
+      checked = check_chunk(c);
+    } else {
+      std::unique_lock<std::mutex> guard(lock);
+      while (!done[c]) {
+        output_waiting = true;
+        ready.wait_for(guard, std::chrono::milliseconds(100));
+        output_waiting = false;
+        if (!done[c]) {
+          guard.unlock();
+          progress.update(c * chunk_size, total);
+          guard.lock();
+        }
+      }
+      checked = std::move(results[c]);
+      printed = c + 1;
+      guard.unlock();
+      room.notify_all();
+    }
+    for (std::size_t k = 0; k < checked.size(); ++k) report(c * chunk_size + k, checked[k]);
   }
   for (std::thread& worker : workers) worker.join();
   progress.erase();
