@@ -64,6 +64,15 @@ public:
   }
 
   [[nodiscard]] std::optional<error> create() {
+    // The rename replaces whatever the name holds: only a regular file (or
+    // nothing) may be replaced, never a device, a FIFO, a directory or a
+    // symbolic link (as root, "/dev/null" would become a regular file).
+    struct stat existing {};
+    if (::lstat(destination_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+      return error{error_code::io_error, std::nullopt,
+                   "the output " + destination_ +
+                       " exists and is not a regular file (a link, directory, device or FIFO); it is never replaced"};
+    }
     const std::string directory = directory_of(destination_);
     for (int attempt = 0; attempt < 100; ++attempt) {
       std::uint64_t nonce = 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -485,4 +486,75 @@ TEST_CASE("--help and --version answer", "[cli]") {
   CHECK(result.status == 0);
   for (const char* command : {"check", "inspect", "canon"}) CHECK(result.out.find(command) != std::string::npos);
   CHECK(run_full({"frobnicate"}).status == 2);
+}
+
+TEST_CASE("numbers are plain decimals, and options that need another say so", "[cli]") {
+  const std::string ok = golden + "scalar_lt_f8.npy";
+  for (const char* bad : {"-1", "050", "0x10", "1e3", "18446744073709551616", ""}) {
+    INFO(bad);
+    CHECK(run_full({"check", "--max-data-bytes", bad, ok}).status == 2);
+    CHECK(run_full({"check", "--max-depth", bad, ok}).status == 2);
+    CHECK(run_full({"check", "-j", bad, ok}).status == 2);
+  }
+  CHECK(run_full({"check", "--max-data-bytes", "18446744073709551615", ok}).status == 0);
+  CHECK(run_full({"check", "--max-data-bytes", "23", ok}).status == 1); // 24 data bytes
+  CHECK(run_full({"check", "--max-depth", "50", ok}).status == 0);
+  CHECK(run_full({"check", "--all-files", ok}).status == 2); // needs -r
+}
+
+TEST_CASE("canon never replaces anything but a regular file, and reads no pipe", "[cli][canon]") {
+  tree files;
+  const std::string ok = golden + "legacy_v2_small_header.npy";
+  REQUIRE(::mkfifo(files.path("fifo").c_str(), 0600) == 0);
+  full_run result = run_full({"canon", ok, files.path("fifo")});
+  CHECK(result.status == 2);
+  CHECK(result.err.find("is not a regular file") != std::string::npos);
+  struct stat info {};
+  REQUIRE(::lstat(files.path("fifo").c_str(), &info) == 0);
+  CHECK(S_ISFIFO(info.st_mode));
+  CHECK(run_full({"canon", "-", files.path("out.npy")}, ok).status == 2);
+  CHECK(run_full({"canon", ok, "-"}).status == 2);
+  CHECK(::access(files.path("out.npy").c_str(), F_OK) != 0);
+}
+
+TEST_CASE("an error at the data offset shows the end of the header line", "[cli]") {
+  tree files;
+  std::string text = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)";
+  text.append(64 - (10 + text.size() + 1) % 64, ' ');
+  text += '\n';
+  std::string bytes = "\x93NUMPY\x01";
+  bytes.push_back('\0');
+  bytes.push_back(static_cast<char>(text.size()));
+  bytes.push_back('\0');
+  bytes += text + std::string(24, '\0');
+  std::ofstream(files.path("open.npy"), std::ios::binary) << bytes;
+  const full_run result = run_full({"check", files.path("open.npy")});
+  CHECK(result.status == 1);
+  const auto lines = lines_of(result.out);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].find(":128: syntax_error: ") != std::string::npos);
+  CHECK(lines[1].size() >= 2);
+  CHECK(lines[1].compare(lines[1].size() - 2, 2, "\\n") == 0); // the header's own '\n', no data bytes
+  CHECK(lines[1].find("\\x00") == std::string::npos);
+  CHECK(lines[2].find('^') == lines[1].size());
+}
+
+TEST_CASE("the manual page names every option --help lists", "[cli]") {
+  const std::string manual = slurp(NPYGUARD_SOURCE_DIR "/man/npyguard.1");
+  REQUIRE(manual.find(".TH NPYGUARD 1") != std::string::npos);
+  std::size_t options_seen = 0;
+  for (const char* command : {"check", "inspect", "canon"}) {
+    const std::string help = run_full({command, "--help"}).out;
+    for (std::size_t at = help.find("--"); at != std::string::npos; at = help.find("--", at + 2)) {
+      std::size_t end = at + 2;
+      while (end < help.size() && (std::isalnum(static_cast<unsigned char>(help[end])) || help[end] == '-')) ++end;
+      if (end == at + 2) continue; // "--" itself
+      std::string roff; // the option as roff spells it: every '-' escaped
+      for (std::size_t i = at; i < end; ++i) roff += help[i] == '-' ? std::string("\\-") : std::string(1, help[i]);
+      INFO(command << " " << help.substr(at, end - at));
+      CHECK(manual.find(roff) != std::string::npos);
+      ++options_seen;
+    }
+  }
+  CHECK(options_seen >= 20);
 }

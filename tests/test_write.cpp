@@ -415,6 +415,30 @@ TEST_CASE("canonicalize_file copies the data under the canonical header", "[writ
     CHECK(read_file(input) == original);
     CHECK(dir.entries().size() == 3);
   }
+  SECTION("only a regular file is ever replaced") {
+    write_file(input, npy_file(legacy_dict, 1, 0) + data);
+    write_file(dir.file("target.npy"), "precious");
+    REQUIRE(::symlink("target.npy", dir.file("link.npy").c_str()) == 0);
+    REQUIRE(::mkfifo(dir.file("fifo").c_str(), 0600) == 0);
+    REQUIRE(::mkdir(dir.file("sub").c_str(), 0700) == 0);
+    for (const char* name : {"link.npy", "fifo", "sub"}) {
+      INFO(name);
+      npyguard_test::require_error(npyguard::canonicalize_file(input.c_str(), dir.file(name).c_str()),
+                                   error_code::io_error, std::nullopt);
+      std::vector<std::int32_t> values = {1};
+      npyguard_test::require_error(
+          npyguard::write_array(dir.file(name).c_str(), little_i4(), {1}, false, values.data(), 4),
+          error_code::io_error, std::nullopt);
+    }
+    struct stat info {};
+    REQUIRE(::lstat(dir.file("link.npy").c_str(), &info) == 0);
+    CHECK(S_ISLNK(info.st_mode));
+    REQUIRE(::lstat(dir.file("fifo").c_str(), &info) == 0);
+    CHECK(S_ISFIFO(info.st_mode));
+    CHECK(read_file(dir.file("target.npy")) == "precious");
+    CHECK(dir.entries().size() == 5);
+    ::rmdir(dir.file("sub").c_str());
+  }
   SECTION("a missing or non-regular input") {
     npyguard_test::require_error(npyguard::canonicalize_file(dir.file("none.npy").c_str(), output.c_str()),
                                  error_code::io_error, std::nullopt);

@@ -48,7 +48,9 @@ namespace npyguard {
 // (object_dtype): npyguard never writes pickles. The file appears at `path`
 // only when complete: it is written to a new file in the same directory,
 // flushed to disk, and renamed over `path`; on any error no file is left
-// behind and an existing `path` is untouched. Returns the written model.
+// behind and an existing `path` is untouched. An existing `path` must be a
+// regular file: a symbolic link, directory, device or FIFO there is an
+// io_error, never replaced. Returns the written model.
 [[nodiscard]] result write_array(const char* path, const dtype& type, const std::vector<std::uint64_t>& shape,
                                  bool fortran_order, const void* data, std::size_t size) noexcept;
 

@@ -43,6 +43,21 @@ bool is_io(const npyguard::result& verdict) {
                            verdict.failure().code == npyguard::error_code::out_of_memory);
 }
 
+// Plain decimal numbers only: CLI11 would read "050" as octal, "0x10" as
+// hex, and wrap "-1" into an unsigned limit of 2^64-1.
+const CLI::Validator decimal(
+    [](std::string& text) -> std::string {
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+        return "'" + text + "' is not a decimal number";
+      }
+      if (text.size() > 1 && text[0] == '0') return "'" + text + "' has a leading zero";
+      if (text.size() > 20 || (text.size() == 20 && text > "18446744073709551615")) {
+        return "'" + text + "' is above 2^64-1";
+      }
+      return {};
+    },
+    "NUMBER", "decimal");
+
 // The acceptance policy, shared by the commands that validate.
 void add_policy_options(CLI::App& command, npyguard::options& opts) {
   command.add_flag("--allow-object", opts.allow_object,
@@ -50,13 +65,19 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
   command.add_flag("--allow-trailing-data", opts.allow_trailing_data, "Accept bytes after the array data");
   command.add_option("--max-header-bytes", opts.limits.max_header_bytes, "Largest accepted HEADER_LEN")
       ->default_val(opts.limits.max_header_bytes)
+      ->check(decimal)
       ->check(CLI::Range(0u, 0xFFFF'FFFFu));
   command.add_option("--max-depth", opts.limits.max_depth, "Deepest nesting of lists and tuples (at most 200)")
       ->default_val(opts.limits.max_depth)
+      ->check(decimal)
       ->check(CLI::Range(0u, npyguard::hard_max_depth));
   command.add_option("--max-ndim", opts.limits.max_ndim, "Most dimensions in the shape")
-      ->default_val(opts.limits.max_ndim);
-  command.add_option("--max-data-bytes", opts.limits.max_data_bytes, "Largest accepted array size in bytes");
+      ->default_val(opts.limits.max_ndim)
+      ->check(decimal)
+      ->check(CLI::Range(0u, 0xFFFF'FFFFu));
+  command.add_option("--max-data-bytes", opts.limits.max_data_bytes,
+                     "Largest accepted array size in bytes (default: no limit)")
+      ->check(decimal);
 }
 
 struct check_settings {
@@ -271,8 +292,11 @@ int main(int argc, char** argv) {
   check->add_flag("-r,--recursive", settings.walk.recursive,
                   "Check the files in directories, recursively: regular *.npy files, in sorted order; symbolic "
                   "links inside directories are not followed");
-  check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy");
+  CLI::Option* recursive = check->get_option("--recursive");
+  check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy")
+      ->needs(recursive);
   check->add_option("-j,--jobs", settings.jobs, "Files checked in parallel (default: the number of cores)")
+      ->check(decimal)
       ->check(CLI::Range(1u, 1024u));
   add_policy_options(*check, settings.opts);
   check->add_flag("--canonical", settings.opts.canonical,
@@ -285,7 +309,8 @@ int main(int argc, char** argv) {
       "'FILE:OFFSET: CODE: message' (OFFSET is a 0-based byte offset into the file), followed by the\n"
       "header line around OFFSET with a caret under the byte (bytes that are not printable ASCII are\n"
       "shown as \\xNN). A summary 'N files: V valid, I invalid' goes to standard error when more than\n"
-      "one file was checked, and a progress line too when it is a terminal and the run is long.\n" +
+      "one file was checked, and a progress line too when it is a terminal and the run is long\n"
+      "(neither with -q).\n" +
       std::string(exit_status_text));
 
   CLI::App* inspect = app.add_subcommand("inspect", "Show everything the header says about one .npy file");
@@ -319,8 +344,10 @@ int main(int argc, char** argv) {
       "--allow-trailing-data); a pickle is copied as it is. OUT appears only when complete: the copy is\n"
       "written to a new file in OUT's directory, flushed and renamed over OUT, so on any error OUT is\n"
       "untouched and nothing partial is left.\n"
-      "Exit status: 0 written, 1 IN is invalid (the error is printed as by check), 2 usage error or I/O\n"
-      "error (unreadable IN, OUT is IN, OUT cannot be written).");
+      "OUT, if it exists, must be a regular file: a link, directory, device or FIFO is never replaced.\n"
+      "Errors go to standard error as 'npyguard canon: IN:OFFSET: CODE: message'.\n"
+      "Exit status: 0 written, 1 IN is invalid, 2 usage error or I/O error (IN unreadable or not a\n"
+      "regular file, OUT is IN or not a regular file, OUT cannot be written).");
 
   try {
     app.parse(argc, argv);
@@ -329,7 +356,13 @@ int main(int argc, char** argv) {
     return status == 0 ? exit_valid : exit_usage_or_io;
   }
 
-  if (canon->parsed()) return run_canon(canon_input, canon_output, canon_opts);
+  if (canon->parsed()) {
+    if (canon_input == "-" || canon_output == "-") {
+      std::fputs("npyguard canon: IN and OUT must be files; standard input and output are not supported\n", stderr);
+      return exit_usage_or_io;
+    }
+    return run_canon(canon_input, canon_output, canon_opts);
+  }
   if (inspect->parsed()) return run_inspect(inspect_file, inspect_opts, inspect_json);
   return run_check(settings);
 }

@@ -20,6 +20,8 @@ std::string shown_byte(unsigned char byte) {
     out = "\\\\";
   } else if (byte == '\n') {
     out = "\\n";
+  } else if (byte == '\t') {
+    out = "\\t";
   } else if (byte >= 0x20 && byte < 0x7F) {
     out.push_back(static_cast<char>(byte));
   } else {
@@ -161,18 +163,22 @@ std::string excerpt_lines(const checked& result) {
   if (at < result.excerpt_start || at > result.excerpt_start + result.excerpt.size()) return {};
   const auto& bytes = result.excerpt;
   const auto index = static_cast<std::size_t>(at - result.excerpt_start);
-  // The line holding the offset: the header is one line ending in '\n'. An
-  // offset just after a '\n' (the end of a truncated input) shows the line
-  // that '\n' ends.
+  // The line holding the offset: the header is one line ending in '\n' (a
+  // raw '\n' anywhere else is an error of its own). An offset just after a
+  // '\n' is the data offset or the end of the input: it shows the header
+  // line that '\n' ends, with the caret after it.
   std::size_t begin = index;
-  if (begin > 0 && bytes[begin - 1] == '\n' && (index == bytes.size() || bytes[index] == '\n')) --begin;
+  const bool after_header = begin > 0 && bytes[begin - 1] == '\n';
+  if (after_header) --begin;
   while (begin > 0 && bytes[begin - 1] != '\n') --begin;
   std::size_t end = index;
-  while (end < bytes.size() && bytes[end] != '\n') ++end;
-  if (end < bytes.size()) ++end; // show the '\n' itself, escaped
+  if (!after_header) {
+    while (end < bytes.size() && bytes[end] != '\n') ++end;
+    if (end < bytes.size()) ++end; // show the '\n' itself, escaped
+  }
 
   std::string line = "  ";
-  if (begin > 0 || result.excerpt_start > 0) line += "...";
+  if (begin == 0 && result.excerpt_start > 0) line += "..."; // the excerpt cut the line
   std::size_t caret = line.size();
   for (std::size_t i = begin; i < end; ++i) {
     if (i == index) caret = line.size();
