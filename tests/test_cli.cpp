@@ -299,6 +299,18 @@ private:
   std::string root_;
 };
 
+// A version 1.0 file: `dict`, padded to 64 with spaces and '\n', then 24
+// zero data bytes.
+std::string padded_file(std::string dict) {
+  dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
+  dict += '\n';
+  std::string bytes = "\x93NUMPY\x01";
+  bytes.push_back('\0');
+  bytes.push_back(static_cast<char>(dict.size()));
+  bytes.push_back('\0');
+  return bytes + dict + std::string(24, '\0');
+}
+
 } // namespace
 
 TEST_CASE("check -r walks directories: *.npy regular files, sorted, no symlink loops", "[cli][walk]") {
@@ -404,15 +416,7 @@ TEST_CASE("check reads standard input through '-'", "[cli]") {
 TEST_CASE("errors are shown like a compiler's, with a caret under the byte", "[cli]") {
   tree files;
   // A raw ESC in the header: escaped in the excerpt, caret under its escape.
-  std::string text = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
-  text.append(64 - (10 + text.size() + 1) % 64, ' ');
-  text += '\n';
-  std::string bytes = "\x93NUMPY\x01";
-  bytes.push_back('\0');
-  bytes.push_back(static_cast<char>(text.size()));
-  bytes.push_back('\0');
-  bytes += text;
-  bytes += std::string(24, '\0');
+  std::string bytes = padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }");
   bytes[10 + 12] = '\x1b'; // inside '<f8'
   std::ofstream(files.path("esc.npy"), std::ios::binary) << bytes;
 
@@ -519,14 +523,7 @@ TEST_CASE("canon never replaces anything but a regular file, and reads no pipe",
 
 TEST_CASE("an error at the data offset shows the end of the header line", "[cli]") {
   tree files;
-  std::string text = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)";
-  text.append(64 - (10 + text.size() + 1) % 64, ' ');
-  text += '\n';
-  std::string bytes = "\x93NUMPY\x01";
-  bytes.push_back('\0');
-  bytes.push_back(static_cast<char>(text.size()));
-  bytes.push_back('\0');
-  bytes += text + std::string(24, '\0');
+  const std::string bytes = padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,)");
   std::ofstream(files.path("open.npy"), std::ios::binary) << bytes;
   const full_run result = run_full({"check", files.path("open.npy")});
   CHECK(result.status == 1);
