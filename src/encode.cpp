@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "npyguard/descr.hpp"
 #include "python_repr.hpp"
@@ -92,7 +93,9 @@ bool encode_header_bytes(const dtype& type, const std::vector<std::uint64_t>& sh
                          std::string& out) {
   const bool fortran = written_fortran_order(shape, type.itemsize, fortran_order);
   std::string text = "{'descr': ";
-  text += descr_repr(type);
+  const std::string descr = descr_repr(type);
+  if (descr.empty()) throw std::bad_alloc(); // descr_repr's only empty answer
+  text += descr;
   text += fortran ? ", 'fortran_order': True, 'shape': (" : ", 'fortran_order': False, 'shape': (";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) text += ", ";

@@ -211,7 +211,8 @@ private:
 };
 
 result canonicalize(const char* input_path, const char* output_path, const options& opts) {
-  const descriptor input(::open(input_path, O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  // O_NONBLOCK: opening a FIFO with no writer would block; regular files ignore it.
+  const descriptor input(::open(input_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (input.get() < 0) return io_error_from("cannot open the input", errno);
   struct stat info {};
   if (::fstat(input.get(), &info) != 0) return io_error_from("cannot stat the input", errno);

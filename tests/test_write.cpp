@@ -446,7 +446,10 @@ TEST_CASE("canonicalize_file copies the data under the canonical header", "[writ
                                  std::nullopt);
     npyguard_test::require_error(npyguard::canonicalize_file(dir.path().c_str(), output.c_str()),
                                  error_code::io_error, std::nullopt);
-    CHECK(dir.entries().empty());
+    REQUIRE(::mkfifo(dir.file("fifo").c_str(), 0600) == 0); // no writer: opening must not block
+    npyguard_test::require_error(npyguard::canonicalize_file(dir.file("fifo").c_str(), output.c_str()),
+                                 error_code::io_error, std::nullopt);
+    CHECK(dir.entries() == std::vector<std::string>{"fifo"});
   }
   SECTION("a full disk: an I/O error and no partial file") {
     // RLIMIT_FSIZE makes write(2) fail with EFBIG past 4 KiB, as a full disk
