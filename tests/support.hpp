@@ -2,12 +2,18 @@
 #ifndef NPYGUARD_TESTS_SUPPORT_HPP
 #define NPYGUARD_TESTS_SUPPORT_HPP
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -101,6 +107,58 @@ private:
   const std::string& bytes_;
   std::size_t chunk_;
   std::size_t at_ = 0;
+};
+
+// Replaces the file at `path` with `bytes`.
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  REQUIRE(out.good());
+}
+
+// A fresh directory under $TMPDIR (or /tmp), removed with what it holds
+// (files and empty directories) at the end of the test.
+class scratch_dir {
+public:
+  scratch_dir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/npyguard_test_XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~scratch_dir() {
+    for (const auto& name : entries()) {
+      const std::string full = file(name);
+      if (::rmdir(full.c_str()) != 0) ::unlink(full.c_str());
+    }
+    ::rmdir(path_.c_str());
+  }
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
+  // Writes `bytes` to the file `name`; returns its path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    const std::string full = file(name);
+    write_file(full, bytes);
+    return full;
+  }
+  [[nodiscard]] std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    if (DIR* dir = ::opendir(path_.c_str())) {
+      while (const dirent* entry = ::readdir(dir)) {
+        const std::string name = entry->d_name;
+        if (name != "." && name != "..") names.push_back(name);
+      }
+      ::closedir(dir);
+    }
+    return names;
+  }
+
+private:
+  std::string path_;
 };
 
 } // namespace npyguard_test

@@ -36,46 +36,6 @@ constexpr char native_char = '<';
 constexpr char foreign_char = '>';
 #endif
 
-class temp_dir {
-public:
-  temp_dir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/npyguard_data_XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    REQUIRE(::mkdtemp(buffer.data()) != nullptr);
-    path_ = buffer.data();
-  }
-  ~temp_dir() {
-    if (DIR* dir = ::opendir(path_.c_str())) {
-      while (const dirent* entry = ::readdir(dir)) {
-        const std::string name = entry->d_name;
-        if (name != "." && name != "..") {
-          const std::string full = path_ + "/" + name;
-          if (::rmdir(full.c_str()) != 0) ::unlink(full.c_str());
-        }
-      }
-      ::closedir(dir);
-    }
-    ::rmdir(path_.c_str());
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-
-  std::string path(const std::string& name) const { return path_ + "/" + name; }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const std::string full = path(name);
-    std::ofstream out(full, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    REQUIRE(out.good());
-    return full;
-  }
-
-private:
-  std::string path_;
-};
-
 // A standard (64-aligned) file holding exactly `data` after the header.
 std::string npy_with(const std::string& dict, const std::string& data, unsigned major = 1) {
   const std::string text = padded_header(dict, major);
@@ -163,7 +123,7 @@ const char* mode_name(data_access access) { return access == data_access::map ? 
 } // namespace
 
 TEST_CASE("both access modes give exactly the validated data bytes", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   struct layout {
     const char* name;
     std::string file;
@@ -201,7 +161,7 @@ TEST_CASE("both access modes give exactly the validated data bytes", "[data]") {
 }
 
 TEST_CASE("trailing data accepted by the options is not part of the view", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string data = pattern(20);
   const std::string path = dir.write("trailing.npy", npy_with(dict_of("'<i4'", "(5,)"), data + "PK\x03\x04zip"));
   npyguard::options opts;
@@ -220,7 +180,7 @@ TEST_CASE("trailing data accepted by the options is not part of the view", "[dat
 namespace {
 
 template <typename T>
-void check_typed_view(const temp_dir& dir, const std::string& descr, const std::vector<T>& values) {
+void check_typed_view(const scratch_dir& dir, const std::string& descr, const std::vector<T>& values) {
   std::string data(values.size() * sizeof(T), '\0');
   for (std::size_t i = 0; i < values.size(); ++i) { // the machine's order (and std::vector<bool> has no data())
     const T value = values[i];
@@ -245,7 +205,7 @@ std::string tagged(char order, const char* kind_and_size) { return std::string("
 } // namespace
 
 TEST_CASE("typed views for every supported element type", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   check_typed_view<bool>(dir, "'|b1'", {true, false, true, true});
   check_typed_view<std::int8_t>(dir, "'|i1'", {-128, -1, 0, 127});
   check_typed_view<std::int8_t>(dir, "'>i1'", {5, -5}); // byte order of 1-byte types is irrelevant
@@ -275,7 +235,7 @@ TEST_CASE("typed views for every supported element type", "[data]") {
 }
 
 TEST_CASE("typed views are refused unless kind, size, order and alignment all match", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const auto open_view = [&](const std::string& file, data_access access = data_access::map) {
     const std::string path = dir.write("refuse.npy", file);
     array_data array;
@@ -358,7 +318,7 @@ TEST_CASE("typed views are refused unless kind, size, order and alignment all ma
 }
 
 TEST_CASE("copy_native swaps the scalars of foreign-order arrays", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   struct sample {
     std::string descr;
     std::string shape;
@@ -409,7 +369,7 @@ TEST_CASE("copy_native swaps the scalars of foreign-order arrays", "[data]") {
 }
 
 TEST_CASE("copy_native through a big-endian struct with nesting, subarrays and padding", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   // itemsize 54: a 0..2, padding 2..4, n 4..14 (x 4..8, y 8..10, z 10..14),
   // s 14..26, c 26..34, t 34..42 (two of: p 2 bytes, q 1, padding 1),
   // l 42..46 (little-endian), w 46..54.
@@ -464,7 +424,7 @@ TEST_CASE("copy_native through a big-endian struct with nesting, subarrays and p
 }
 
 TEST_CASE("copy_native on large subarrays, subarrays of structs and many fields", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   SECTION("an odd-sized item with a 100000-element subarray") {
     // itemsize 200001: every other item's scalars sit at odd addresses.
     std::string file_data;
@@ -550,7 +510,7 @@ TEST_CASE("copy_native on large subarrays, subarrays of structs and many fields"
 }
 
 TEST_CASE("copy_native and read_array refuse a destination that is too small", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string data = big(1, 4) + big(2, 4) + big(3, 4);
   const std::string path = dir.write("small.npy", npy_with(dict_of("'>i4'", "(3,)"), data));
   array_data array;
@@ -575,7 +535,7 @@ TEST_CASE("copy_native and read_array refuse a destination that is too small", "
 }
 
 TEST_CASE("invalid files: open returns the validation error and leaves out alone", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string good_data = pattern(8);
   const std::string good = dir.write("good.npy", npy_with(dict_of("'<f8'", "(1,)"), good_data));
   struct invalid {
@@ -612,13 +572,13 @@ TEST_CASE("invalid files: open returns the validation error and leaves out alone
 }
 
 TEST_CASE("only regular files: directories, FIFOs and missing paths are io_error", "[data]") {
-  temp_dir dir;
-  const std::string fifo = dir.path("fifo");
+  scratch_dir dir;
+  const std::string fifo = dir.file("fifo");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  const std::string subdirectory = dir.path("sub");
+  const std::string subdirectory = dir.file("sub");
   REQUIRE(::mkdir(subdirectory.c_str(), 0700) == 0);
   // No writer opens the FIFO: a blocking open would hang here.
-  for (const std::string& path : {fifo, subdirectory, dir.path("missing.npy")}) {
+  for (const std::string& path : {fifo, subdirectory, dir.file("missing.npy")}) {
     INFO(path);
     array_data array;
     require_error(array_data::open(path.c_str(), array), error_code::io_error, std::nullopt);
@@ -629,7 +589,7 @@ TEST_CASE("only regular files: directories, FIFOs and missing paths are io_error
 }
 
 TEST_CASE("object dtypes are refused by the data view, even when allowed", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string file = npy_with(dict_of("'|O'", "(2,)"), "\x80\x02]q\x00(K\x01K\x02e.");
   const std::string path = dir.write("object.npy", file);
   npyguard::options allowed;
@@ -651,7 +611,7 @@ TEST_CASE("object dtypes are refused by the data view, even when allowed", "[dat
 }
 
 TEST_CASE("arrays of zero bytes: no mapping, a non-null empty view", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string empty = dir.write("empty.npy", npy_with(dict_of(tagged(native_char, "f8"), "(0,)"), ""));
   const std::string void0 = dir.write("void0.npy", npy_with(dict_of("'|V0'", "(3,)"), ""));
   for (const data_access access : both_modes) {
@@ -678,7 +638,7 @@ TEST_CASE("arrays of zero bytes: no mapping, a non-null empty view", "[data]") {
 }
 
 TEST_CASE("a changed file is detected: verify_unchanged after open", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string data = pattern(64);
   const std::string file = npy_with(dict_of("'|u1'", "(64,)"), data);
   for (const data_access access : both_modes) {
@@ -750,7 +710,7 @@ struct validated_descriptor {
 } // namespace
 
 TEST_CASE("a file changed between validation and the data is an error, not a view", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string data = pattern(64);
   const std::string file = npy_with(dict_of("'|u1'", "(64,)"), data);
   const npyguard::options opts;
@@ -803,10 +763,10 @@ TEST_CASE("a file changed between validation and the data is an error, not a vie
 }
 
 TEST_CASE("read_array: a file that shrinks after validation is truncated_data", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string data = pattern(64);
   const std::string file = npy_with(dict_of("'|u1'", "(64,)"), data);
-  const std::string path = dir.path("read.npy");
+  const std::string path = dir.file("read.npy");
   const npyguard::options opts;
   std::string buffer(64, '\0');
   {
@@ -835,7 +795,7 @@ TEST_CASE("read_array: a file that shrinks after validation is truncated_data", 
 }
 
 TEST_CASE("array_data moves its file, mapping and buffer", "[data]") {
-  temp_dir dir;
+  scratch_dir dir;
   const std::string data = pattern(32);
   const std::string path = dir.write("move.npy", npy_with(dict_of("'|u1'", "(32,)"), data));
   for (const data_access access : both_modes) {

@@ -41,11 +41,6 @@ private:
 
 std::string temp_path(const char* name) { return std::string(P_tmpdir) + "/npyguard_test_" + name; }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
 void require_same(const npyguard::result& a, const npyguard::result& b) {
   REQUIRE(a.ok() == b.ok());
   if (!a.ok()) {

@@ -27,44 +27,10 @@ using npyguard::error_code;
 using npyguard_test::check_bytes;
 using npyguard_test::npy_file;
 using npyguard_test::raw_file;
+using npyguard_test::scratch_dir;
+using npyguard_test::write_file;
 
 namespace {
-
-// A fresh directory, removed with its files at the end of the test.
-class scratch_dir {
-public:
-  scratch_dir() {
-    std::string pattern = std::string(P_tmpdir) + "/npyguard_write_XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~scratch_dir() {
-    for (const auto& name : entries()) ::unlink((path_ + "/" + name).c_str());
-    ::rmdir(path_.c_str());
-  }
-  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    if (DIR* dir = ::opendir(path_.c_str())) {
-      while (const dirent* entry = ::readdir(dir)) {
-        const std::string name = entry->d_name;
-        if (name != "." && name != "..") names.push_back(name);
-      }
-      ::closedir(dir);
-    }
-    return names;
-  }
-
-private:
-  std::string path_;
-};
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -51,6 +51,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import numpy as np  # noqa: E402
 from numpy.lib import format as npformat  # noqa: E402
 
+import checking  # noqa: E402
 import generate  # noqa: E402
 import oracle  # noqa: E402
 
@@ -309,14 +310,7 @@ def run_check(tool, flags, paths, batch=500):
     """``npyguard check --json FLAGS`` on paths, batched; {path: json}."""
     out = {}
     for start in range(0, len(paths), batch):
-        chunk = paths[start:start + batch]
-        proc = subprocess.run([tool, "check", "--json"] + flags + ["--"] + chunk, capture_output=True, timeout=600)
-        for line in proc.stdout.decode("utf-8", "replace").splitlines():
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            out[obj.get("file")] = obj
+        out.update(checking.check_json(tool, paths[start:start + batch], flags, timeout=600))
     return out
 
 

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
+import checking  # noqa: E402
 import deviations  # noqa: E402
 import generate  # noqa: E402
 import mutate  # noqa: E402
@@ -67,23 +67,6 @@ class Case:
 # Running npyguard
 # ---------------------------------------------------------------------------
 
-def run_tool(tool, paths):
-    """``npyguard check --json`` on paths; {path: json object}. A crash or a
-    missing line leaves the path out."""
-    try:
-        proc = subprocess.run([tool, "check", "--json", "--"] + paths, capture_output=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        return {}
-    out = {}
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        out[obj.get("file")] = obj
-    return out
-
-
 def check_all(tool, workdir, cases, batch):
     """Write every case to workdir and fill in case.npyguard."""
     paths = []
@@ -94,11 +77,11 @@ def check_all(tool, workdir, cases, batch):
         paths.append(path)
     for start in range(0, len(cases), batch):
         chunk = paths[start:start + batch]
-        results = run_tool(tool, chunk)
+        results = checking.check_json(tool, chunk)
         if len(results) != len(chunk):  # retry one by one to isolate a crash
             for path in chunk:
                 if path not in results:
-                    results.update(run_tool(tool, [path]))
+                    results.update(checking.check_json(tool, [path]))
         for case, path in zip(cases[start:start + batch], chunk):
             case.npyguard = results.get(path)
 
