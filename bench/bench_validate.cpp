@@ -17,6 +17,9 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #if defined(__unix__)
@@ -108,6 +111,174 @@ const npy_file& struct_file(int n) {
   auto it = cache.find(n);
   if (it == cache.end()) {
     it = cache.emplace(n, make_struct_file(n)).first;
+  }
+  return it->second;
+}
+
+// ---------------------------------------------------------------------------
+// Field-name sets for the duplicate-name check (issue 11, item 4; SPEC.md §2:
+// crafted names may cost at most 2x random names of the same length).
+//
+// Each file is one structured dtype "[('NAME', '|V0'), ...]", shape (1,), so
+// the data is empty, with as many fields as fit in the target header size
+// (preamble + HEADER_LEN <= 1 MiB or 4 MiB; always a version 2.0 file). All
+// names of one file have the same length L:
+//   random         L = 16,  uniform over [A-Za-z0-9]
+//   colliding      L = 16,  random names kept only if the OLD name_table hash
+//                  (FNV-1a 64, folded h ^ (h >> 32), masked by slots-1) puts
+//                  them in the first 1/64 of the final table: one cluster
+//   random         L = 128, as above, the control for shared_prefix
+//   shared_prefix  L = 128, 120 identical bytes then 8 random [A-Za-z0-9]
+// Everything is deterministic (fixed seeds), built once per process and
+// cached, outside the timed loop.
+// ---------------------------------------------------------------------------
+
+enum class name_kind { random, colliding, shared_prefix };
+
+constexpr char name_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+constexpr std::uint64_t name_alphabet_size = sizeof name_alphabet - 1; // 62
+
+// splitmix64: same sequence on every platform (std:: distributions are not).
+struct splitmix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  char name_char() { return name_alphabet[next() % name_alphabet_size]; }
+};
+
+// The hash of the old name_table in src/validate.cpp (up to commit e806355),
+// split so a prefix can be hashed once: FNV-1a 64 over the bytes, then folded.
+constexpr std::uint64_t fnv_offset = 0xcbf29ce484222325ull;
+constexpr std::uint64_t fnv_prime = 0x100000001b3ull;
+inline std::uint64_t fnv1a_step(std::uint64_t h, char c) {
+  return (h ^ static_cast<unsigned char>(c)) * fnv_prime;
+}
+inline std::uint64_t old_fold(std::uint64_t h) { return h ^ (h >> 32); }
+
+// Slots of the old table after n inserts: starts at 16, doubles whenever
+// (size + 1) * 2 > slots before an insert.
+std::uint64_t old_final_slots(std::size_t n) {
+  std::uint64_t slots = 16;
+  while (slots < 2 * static_cast<std::uint64_t>(n)) {
+    slots *= 2;
+  }
+  return slots;
+}
+
+// Bytes one field adds to the dict: "('" NAME "', '|V0')" plus ", " between.
+constexpr std::size_t field_overhead = 2 + 4 + 3 + 2 + 2;
+const std::string names_dict_head = "{'descr': [";
+const std::string names_dict_tail = "], 'fortran_order': False, 'shape': (1,), }";
+
+// The largest field count whose file (v2.0 preamble, padded to 64, final
+// '\n') has preamble + HEADER_LEN <= target.
+std::size_t names_file_size(std::size_t n, std::size_t len) {
+  const std::size_t dict = names_dict_head.size() + n * (len + field_overhead) - 2 + names_dict_tail.size();
+  return (12 + dict + 1 + 63) / 64 * 64; // v2.0 preamble, final '\n', padded to 64
+}
+
+std::size_t names_field_count(std::size_t target, std::size_t len) {
+  std::size_t n = target / (len + field_overhead) + 1;
+  while (n > 1 && names_file_size(n, len) > target) {
+    --n;
+  }
+  return n;
+}
+
+std::vector<std::string> make_names(name_kind kind, std::size_t n, std::size_t len, std::uint64_t seed) {
+  splitmix64 rng{seed};
+  std::vector<std::string> names;
+  names.reserve(n);
+  std::unordered_set<std::string> seen;
+  seen.reserve(n * 2);
+
+  if (kind == name_kind::colliding) {
+    // Linear probing is quadratic when the names form one cluster: with
+    // every home slot in a window of width W << n, the i-th insert walks
+    // about i - W/2 occupied slots before it finds a free one (and compares
+    // the name with each). So keep names whose folded hash, masked to the
+    // FINAL table size, lands in [0, slots / 64): about 64 tries per name.
+    // The first len - 2 characters are random and hashed once; the last two
+    // are searched over all 62^2 pairs. (Smaller tables during growth get
+    // partly clustered too.) Takes well under a second for 145,000 names.
+    const std::uint64_t slots = old_final_slots(n);
+    const std::uint64_t mask = slots - 1;
+    const std::uint64_t window = slots / 64;
+    std::string name(len, 'a');
+    while (names.size() < n) {
+      std::uint64_t h = fnv_offset;
+      for (std::size_t i = 0; i + 2 < len; ++i) {
+        name[i] = rng.name_char();
+        h = fnv1a_step(h, name[i]);
+      }
+      // Start the suffix search at a random pair so accepted suffixes vary.
+      const std::uint64_t start = rng.next() % (name_alphabet_size * name_alphabet_size);
+      for (std::uint64_t t = 0; t < name_alphabet_size * name_alphabet_size; ++t) {
+        const std::uint64_t pair = (start + t) % (name_alphabet_size * name_alphabet_size);
+        const char a = name_alphabet[pair / name_alphabet_size];
+        const char b = name_alphabet[pair % name_alphabet_size];
+        if ((old_fold(fnv1a_step(fnv1a_step(h, a), b)) & mask) < window) {
+          name[len - 2] = a;
+          name[len - 1] = b;
+          if (seen.insert(name).second) {
+            names.push_back(name);
+          }
+          break;
+        }
+      }
+    }
+    return names;
+  }
+
+  const std::size_t prefix = kind == name_kind::shared_prefix ? len - 8 : 0;
+  std::string name(len, 'a');
+  for (std::size_t i = 0; i < prefix; ++i) {
+    name[i] = name_alphabet[i % name_alphabet_size]; // the same for every name
+  }
+  while (names.size() < n) {
+    for (std::size_t i = prefix; i < len; ++i) {
+      name[i] = rng.name_char();
+    }
+    if (seen.insert(name).second) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+npy_file make_names_file(const std::vector<std::string>& names) {
+  std::string dict = names_dict_head;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i != 0) {
+      dict += ", ";
+    }
+    dict += "('";
+    dict += names[i];
+    dict += "', '|V0')";
+  }
+  dict += names_dict_tail;
+  return make_npy(dict, 0);
+}
+
+struct names_case {
+  name_kind kind;
+  std::size_t len;         // L, bytes per name
+  std::size_t target;      // header size: preamble + HEADER_LEN <= target
+};
+
+const npy_file& names_file(const names_case& c) {
+  static std::map<std::tuple<int, std::size_t, std::size_t>, npy_file> cache;
+  const auto key = std::make_tuple(static_cast<int>(c.kind), c.len, c.target);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    const std::size_t n = names_field_count(c.target, c.len);
+    const std::uint64_t seed = 0x6e707967ull * 1000003u + static_cast<std::uint64_t>(c.kind) * 7919u +
+                               c.len * 131u + c.target;
+    it = cache.emplace(key, make_names_file(make_names(c.kind, n, c.len, seed))).first;
   }
   return it->second;
 }
@@ -268,8 +439,8 @@ void set_counters(benchmark::State& state, const npy_file& file, std::int64_t fa
       benchmark::Counter(static_cast<double>(faults), benchmark::Counter::kAvgIterations);
 }
 
-void run_npyguard(benchmark::State& state, const npy_file& file) {
-  const npyguard::options opts{};
+void run_npyguard(benchmark::State& state, const npy_file& file,
+                  const npyguard::options& opts = npyguard::options{}) {
   if (!check_npyguard(state, file, opts)) {
     return;
   }
@@ -314,11 +485,47 @@ void BM_reference_naive_struct(benchmark::State& state) {
   run_naive(state, struct_file(static_cast<int>(state.range(0))), naive_parse_struct);
 }
 
+// Many fields of one name length; the header limit is raised to fit.
+void BM_npyguard_names(benchmark::State& state, names_case c) {
+  const npy_file& file = names_file(c);
+  npyguard::options opts{};
+  opts.limits.max_header_bytes = static_cast<std::uint32_t>(file.header_bytes);
+  run_npyguard(state, file, opts);
+  state.counters["fields"] = static_cast<double>(names_field_count(c.target, c.len));
+  state.counters["name_len"] = static_cast<double>(c.len);
+}
+
 } // namespace
 
 BENCHMARK(BM_npyguard_typical);
 BENCHMARK(BM_reference_naive_typical);
 BENCHMARK(BM_npyguard_struct)->Arg(250)->Arg(500)->Arg(1000)->Arg(2000)->Arg(4000);
 BENCHMARK(BM_reference_naive_struct)->Arg(250)->Arg(500)->Arg(1000)->Arg(2000)->Arg(4000);
+
+// BM_npyguard_names/<kind>/L<len>/<size>: registered by hand for readable
+// names; crafted rows sit next to the random row of the same name length.
+namespace {
+const bool names_registered = [] {
+  struct row {
+    const char* label;
+    name_kind kind;
+    std::size_t len;
+  };
+  const row rows[] = {{"random/L16", name_kind::random, 16},
+                      {"colliding/L16", name_kind::colliding, 16},
+                      {"random/L128", name_kind::random, 128},
+                      {"shared_prefix/L128", name_kind::shared_prefix, 128}};
+  const std::pair<const char*, std::size_t> sizes[] = {{"1MiB", std::size_t{1} << 20},
+                                                       {"4MiB", std::size_t{4} << 20}};
+  for (const auto& size : sizes) {
+    for (const row& r : rows) {
+      const std::string name = std::string("BM_npyguard_names/") + r.label + "/" + size.first;
+      benchmark::RegisterBenchmark(name.c_str(), BM_npyguard_names, names_case{r.kind, r.len, size.second})
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  return true;
+}();
+} // namespace
 
 BENCHMARK_MAIN();

@@ -3,9 +3,10 @@
 // Private to the library: no PEGTL type reaches include/npyguard/.
 //
 // The grammar works on bytes. Before it runs, the text-decoding step has
-// rejected every raw control character (C0 except tab/LF/CR, DEL, C1) and,
-// for version 3.0, every byte sequence that is not strict UTF-8, so a byte
-// >= 0x80 here is part of a latin-1 (1.0, 2.0) or UTF-8 (3.0) character.
+// rejected NUL bytes and, for version 3.0, every byte sequence that is not
+// strict UTF-8, so a byte >= 0x80 here is part of a latin-1 (1.0, 2.0) or
+// UTF-8 (3.0) character. Raw control characters other than NUL, LF and CR
+// are string content (numpy reads them there); nothing else consumes them.
 #ifndef NPYGUARD_GRAMMAR_NPY_HEADER_HPP
 #define NPYGUARD_GRAMMAR_NPY_HEADER_HPP
 
@@ -32,8 +33,8 @@ struct escape_simple : one< '\\', '\'', '"', 'n', 'r', 't' > {};
 struct escape_code : sor< escape_simple, escape_x, escape_u, escape_U > {};
 struct escape : seq< one< '\\' >, must< escape_code > > {};
 struct non_ascii : uint8::range< 0x80, 0xFF > {};
-struct sq_plain : ranges< 0x20, 0x26, 0x28, 0x5B, 0x5D, 0x7E > {};
-struct dq_plain : ranges< 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7E > {};
+struct sq_plain : ranges< 0x01, 0x09, 0x0B, 0x0C, 0x0E, 0x26, 0x28, 0x5B, 0x5D, 0x7F > {};
+struct dq_plain : ranges< 0x01, 0x09, 0x0B, 0x0C, 0x0E, 0x21, 0x23, 0x5B, 0x5D, 0x7F > {};
 struct sq_char : sor< sq_plain, non_ascii, escape > {};
 struct dq_char : sor< dq_plain, non_ascii, escape > {};
 struct sq_close : one< '\'' > {};
@@ -83,8 +84,8 @@ template<> inline constexpr const char* error_message< escape_hex2 > = "\\x must
 template<> inline constexpr const char* error_message< escape_hex4 > = "\\u must be followed by 4 hex digits";
 template<> inline constexpr const char* error_message< escape_hex8 > = "\\U must be followed by 8 hex digits";
 template<> inline constexpr const char* error_message< escape_code > = "invalid escape: expected \\\\, \\', \\\", \\n, \\r, \\t, \\x, \\u or \\U";
-template<> inline constexpr const char* error_message< sq_close > = "unterminated string: expected a closing ' on the same line (control characters must be escaped)";
-template<> inline constexpr const char* error_message< dq_close > = "unterminated string: expected a closing \" on the same line (control characters must be escaped)";
+template<> inline constexpr const char* error_message< sq_close > = "unterminated string: expected a closing ' on the same line";
+template<> inline constexpr const char* error_message< dq_close > = "unterminated string: expected a closing \" on the same line";
 template<> inline constexpr const char* error_message< no_leading_zero > = "integers have no leading zeros";
 template<> inline constexpr const char* error_message< unsigned_integer > = "expected digits after '-'";
 template<> inline constexpr const char* error_message< tuple_first_comma > = "expected ',': a one-element tuple needs a trailing comma, (v) is not a tuple";

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "npyguard/options.hpp"
 
@@ -22,6 +24,7 @@ struct parse_failure {
   error_code code;
   std::size_t position; // in the header text
   const char* message;
+  std::uint32_t control = 0; // control_character: the code point
 };
 
 struct open_container {
@@ -42,6 +45,21 @@ struct parse_state {
 
   [[noreturn]] void fail(error_code code, const char* at, const char* message) const {
     throw parse_failure{code, position_of(at), message};
+  }
+
+  // The code point of a raw control character at `at` (C0 but tab, LF and
+  // CR; DEL; C1 in latin-1 or UTF-8), or 0. Only strings consume these, so
+  // a parse that stops at one stopped at a control outside a string.
+  std::uint32_t raw_control_at(const char* at, const char* end) const noexcept {
+    if (at == end) return 0;
+    const auto byte = static_cast<unsigned char>(*at);
+    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) return byte;
+    if (!settings.utf8 && byte >= 0x80 && byte <= 0x9F) return byte;
+    if (settings.utf8 && byte == 0xC2 && end - at >= 2) {
+      const auto next = static_cast<unsigned char>(at[1]);
+      if (next >= 0x80 && next <= 0x9F) return next;
+    }
+    return 0;
   }
 
   node& add(node_kind kind, const char* at) {
@@ -204,6 +222,17 @@ struct control : pegtl::normal<Rule> {
   template <typename ParseInput>
   [[noreturn]] static void raise(const ParseInput& in, parse_state& state) {
     static_assert(grammar::error_message<Rule> != nullptr, "a rule under must<> needs an error_message");
+    // After a backslash the rule is about the escape, not about a token.
+    constexpr bool in_escape = std::is_same_v<Rule, grammar::escape_code> ||
+                               std::is_same_v<Rule, grammar::escape_hex2> ||
+                               std::is_same_v<Rule, grammar::escape_hex4> ||
+                               std::is_same_v<Rule, grammar::escape_hex8>;
+    if (!in_escape) {
+      if (const std::uint32_t control = state.raw_control_at(in.current(), in.end())) {
+        throw parse_failure{error_code::control_character, state.position_of(in.current()),
+                            "raw control character outside a string (only string content may hold one)", control};
+      }
+    }
     state.fail(error_code::syntax_error, in.current(), grammar::error_message<Rule>);
   }
 };
@@ -227,6 +256,12 @@ std::optional<error> parse_header_text(const char* text, std::size_t size, const
   try {
     pegtl::parse<grammar::header, action, control>(input, state);
   } catch (const parse_failure& failure) {
+    if (failure.control != 0) {
+      char message[112];
+      std::snprintf(message, sizeof message, "raw control character U+%04X outside a string (only string content may hold one)",
+                    static_cast<unsigned>(failure.control));
+      return error{failure.code, settings.base_offset + failure.position, message};
+    }
     return error{failure.code, settings.base_offset + failure.position, failure.message};
   } catch (const pegtl::parse_error& failure) {
     // Not raised by this grammar's control; kept so no PEGTL exception escapes.

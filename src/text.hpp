@@ -1,5 +1,7 @@
 // Text decoding: the header bytes must be latin-1 (1.0, 2.0) or strict
-// UTF-8 (3.0), free of raw control characters, and end with '\n'.
+// UTF-8 (3.0), hold no NUL, and end with '\n' (or an unpadded '}'). Other
+// raw control characters are left to the grammar: string content inside
+// strings, control_character outside them.
 #ifndef NPYGUARD_SRC_TEXT_HPP
 #define NPYGUARD_SRC_TEXT_HPP
 

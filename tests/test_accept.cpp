@@ -533,6 +533,76 @@ TEST_CASE("structured: raw UTF-8 names in version 3.0", "[accept][struct][names]
   }
 }
 
+TEST_CASE("other writers: raw control characters inside strings", "[accept][struct][names][writers]") {
+  // npyz and ndarray-npy's py_literal write these raw in field names, and
+  // numpy 1.24 reads them (SPEC.md section 2). Every C0 control but NUL, LF
+  // and CR, DEL, and C1: raw latin-1 bytes in 1.0/2.0, UTF-8 in 3.0.
+  std::vector<unsigned> controls;
+  for (unsigned c = 0x01; c < 0x20; ++c) {
+    if (c != '\n' && c != '\r') controls.push_back(c);
+  }
+  controls.push_back(0x7F);
+  for (unsigned c = 0x80; c <= 0x9F; ++c) controls.push_back(c);
+  for (const unsigned c : controls) {
+    for (const unsigned version : {1U, 2U, 3U}) {
+      std::string raw(1, static_cast<char>(c)); // as written in the header
+      std::string decoded = raw;                // the name as UTF-8
+      if (c >= 0x80) {
+        decoded = std::string{static_cast<char>(0xC2), static_cast<char>(c)};
+        if (version == 3) raw = decoded;
+      }
+      INFO("control U+" << std::hex << c);
+      for (const char quote : {'\'', '"'}) {
+        const std::string name = std::string(1, quote) + "a" + raw + "b" + std::string(1, quote);
+        const auto h = accept(header_text("[(" + name + ", '<i4')]", "()"), version);
+        if (!h) continue;
+        REQUIRE(h->descr.fields.size() == 1);
+        check_field(h->descr.fields[0], "a" + decoded + "b", 0, 4, dtype_kind::signed_integer);
+      }
+    }
+  }
+  // numpy's repr escapes them, as np.save would write them.
+  const auto h = accept(header_text("[('a\tb\x01\x7F\x85', '<i4'), (('t\x1B', 'n'), '|u1')]", "()"), 1);
+  if (h) CHECK(npyguard::descr_repr(h->descr) == "[('a\\tb\\x01\\x7f\\x85', '<i4'), (('t\\x1b', 'n'), '|u1')]");
+}
+
+TEST_CASE("other writers: raw UTF-8 in a version 1.0 header is read as latin-1", "[accept][struct][names][writers]") {
+  // Early npyz and npy-rs wrote UTF-8 into 1.0 headers; numpy decodes them
+  // as latin-1, so 'é' (C3 A9) is the two characters U+00C3 U+00A9.
+  const auto h = accept(header_text("[('\xC3\xA9t\xC3\xA9', '<f8')]", "(2,)"), 1);
+  if (!h) return;
+  REQUIRE(h->descr.fields.size() == 1);
+  check_field(h->descr.fields[0], "\xC3\x83\xC2\xA9t\xC3\x83\xC2\xA9", 0, 8, dtype_kind::floating);
+  CHECK(npyguard::descr_repr(h->descr) == "[('\xC3\x83\xC2\xA9t\xC3\x83\xC2\xA9', '<f8')]");
+  // A C1 byte inside a UTF-8 sequence (U+0085 is C2 85) is a C1 character in latin-1.
+  const auto nel = accept(header_text("[('\xC2\x85', '<f8')]", "(2,)"), 1);
+  if (nel) CHECK(nel->descr.fields.at(0).name == "\xC3\x82\xC2\x85");
+}
+
+TEST_CASE("other writers: NPZ.jl headers end at '}' when no padding is needed", "[accept][writers]") {
+  // NPZ.jl pads to 16 bytes with " "^(pad-1) * "\n" only when pad > 0.
+  const std::string bytes = std::string("\x93NUMPY\x01\x00\x36\x00", 10) +
+                            "{'descr': '<f8', 'fortran_order': True, 'shape': (), }" + std::string(8, '\0');
+  const npyguard::result checked = npyguard_test::check_bytes(bytes);
+  npyguard_test::require_ok(checked);
+  CHECK(checked.value().data_offset == 64);
+  CHECK(checked.value().shape.empty());
+  CHECK(checked.value().fortran_order);
+  // Julia arrays are column-major: NPZ.jl always writes fortran_order True.
+  const std::string dict = "{'descr': '<i8', 'fortran_order': True, 'shape': (2, 2, 2, 2, 2, 2), }";
+  REQUIRE((10 + dict.size()) % 16 == 0);
+  for (const unsigned version : all_versions) {
+    const auto h = accept(dict, version);
+    if (h) CHECK(h->nbytes == 512);
+  }
+  // The canonical profile still wants numpy's own bytes.
+  npyguard::options canonical;
+  canonical.canonical = true;
+  const npyguard::result strict = npyguard_test::check_bytes(bytes, canonical);
+  REQUIRE_FALSE(strict.ok());
+  CHECK(strict.failure().code == npyguard::error_code::not_canonical);
+}
+
 // ---------------------------------------------------------------------------
 // White space, quotes, commas, key order (SPEC.md sections 2 and 3)
 // ---------------------------------------------------------------------------

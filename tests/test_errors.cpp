@@ -100,15 +100,35 @@ TEST_CASE("control_character", "[errors][text]") {
   dict.insert(dict.find("'fortran"), 1, '\0');
   const std::string with_nul = file_with(dict, 1, 24);
   require_error(check_bytes(with_nul), error_code::control_character, 10 + dict.find('\0'));
+  // NUL inside a string too: numpy refuses it there ("source code string cannot contain null bytes").
+  const std::string nul_in_name = file_with(with_descr(std::string("[('a\0', '<i4')]", 15)), 3, 12);
+  require_error(check_bytes(nul_in_name), error_code::control_character, offset_of(nul_in_name, "a", 1));
 
-  const std::string c1_latin1 = file_with(with_descr("[('a\x85', '<i4')]"), 1, 12);
-  require_error(check_bytes(c1_latin1), error_code::control_character, offset_of(c1_latin1, "\x85"));
-  const std::string c1_utf8 = file_with(with_descr("[('a\xC2\x85', '<i4')]"), 3, 12);
-  require_error(check_bytes(c1_utf8), error_code::control_character, offset_of(c1_utf8, "\xC2\x85"));
-  const std::string del = file_with(with_descr("[('a\x7F', '<i4')]"), 1, 12);
-  require_error(check_bytes(del), error_code::control_character, offset_of(del, "\x7F"));
-  const std::string vertical_tab = file_with("{'descr':\x0B'<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24);
-  require_error(check_bytes(vertical_tab), error_code::control_character, offset_of(vertical_tab, "\x0B"));
+  // Raw control characters outside strings: between tokens, before a key,
+  // before a value, after the dict, in every encoding of C1.
+  struct row {
+    const char* what;
+    std::string dict;
+    std::string marker; // the error is at the marker's last byte
+    unsigned major = 1;
+  };
+  const row rows[] = {
+      {"vertical tab before a value", "{'descr':\x0B'<f8', 'fortran_order': False, 'shape': (3,), }", "\x0B"},
+      {"form feed before a key", "{'descr': '<f8',\f'fortran_order': False, 'shape': (3,), }", "\f"},
+      {"escape before a dimension", with_descr("'<f8'", "(\x1B" "3,)"), "\x1B"},
+      {"DEL after a value", with_descr("'<f8'\x7F"), "\x7F"},
+      {"C1 in latin-1", "{'descr': '<f8',\x85'fortran_order': False, 'shape': (3,), }", "\x85"},
+      {"C1 in latin-1, version 2.0", "{'descr': '<f8',\x9B'fortran_order': False, 'shape': (3,), }", "\x9B", 2},
+      {"C1 in UTF-8", "{'descr': '<f8',\xC2\x85'fortran_order': False, 'shape': (3,), }", ",\xC2", 3},
+      {"after a minus", with_descr("'<f8'", "(-\x01" "3,)"), "-\x01"},
+      {"after the dict", good_dict + "\x01", "}\x01"},
+  };
+  for (const row& r : rows) {
+    INFO(r.what);
+    const std::string bytes = file_with(r.dict, r.major, 24);
+    const std::uint64_t at = offset_of(bytes, r.marker, r.marker.size() - 1);
+    require_error(check_bytes(bytes), error_code::control_character, at);
+  }
 }
 
 TEST_CASE("header_not_terminated", "[errors][text]") {
@@ -116,8 +136,15 @@ TEST_CASE("header_not_terminated", "[errors][text]") {
   const std::string bytes = raw_file(text, 1, 24);
   require_error(check_bytes(bytes), error_code::header_not_terminated, 10 + text.size() - 1);
   require_error(check_bytes(raw_file("", 1, 0)), error_code::header_not_terminated, 10);
-  const std::string v2 = raw_file(good_dict, 2, 24);
-  require_error(check_bytes(v2), error_code::header_not_terminated, 12 + good_dict.size() - 1);
+  const std::string v2 = raw_file(good_dict + " ", 2, 24);
+  require_error(check_bytes(v2), error_code::header_not_terminated, 12 + good_dict.size());
+  const std::string tab = raw_file(good_dict + "\t", 3, 24);
+  require_error(check_bytes(tab), error_code::header_not_terminated, 12 + good_dict.size());
+  // Ending with '}' is the unpadded form (NPZ.jl); a '}' that does not close the dict is not.
+  const std::string stray_brace = raw_file(good_dict + " }", 1, 24);
+  require_error(check_bytes(stray_brace), error_code::syntax_error, 10 + good_dict.size() + 1);
+  const std::string unclosed = raw_file("{'descr': '}", 1, 24);
+  require_error(check_bytes(unclosed), error_code::syntax_error, 10 + 12);
 }
 
 TEST_CASE("syntax_error", "[errors][grammar]") {
@@ -159,8 +186,8 @@ TEST_CASE("syntax_error", "[errors][grammar]") {
       {"surrogate escape", with_descr("[('\\ud800', '<i4')]"), "\\ud800", 0},
       {"escape above U+10FFFF", with_descr("[('\\U00110000', '<i4')]"), "\\U0011", 0},
       {"unterminated string", "{'descr': '<f8, 'fortran_order': False, 'shape': (3,), }", "'<f8, '", 7},
-      {"raw tab inside a string", with_descr("'<f8\t'"), "\t", 0},
       {"newline inside a string", with_descr("'<f8\n'"), "8\n", 1},
+      {"carriage return inside a string", with_descr("[('a\rb', '<i4')]"), "a\r", 1},
       {"string prefix", with_descr("u'<f8'"), "u'", 0},
       {"triple quotes", with_descr("'''<f8'''"), "'''", 2},
       {"nested dict", with_descr("{}"), "{}", 0},
@@ -178,13 +205,12 @@ TEST_CASE("syntax_error", "[errors][grammar]") {
       {"line continuation", "{'descr': '<f8', \\\n'fortran_order': False, 'shape': (3,), }", "\\\n", 0},
       {"line continuation with a carriage return", "{'descr': '<f8', \\\r'fortran_order': False, 'shape': (3,), }",
        "\\\r", 0},
-      {"form feed is not white space", "{'descr': '<f8',\f'fortran_order': False, 'shape': (3,), }", "\f", 0},
+      {"raw control character after a backslash", with_descr("[('a\\\x01', '<i4')]"), "\\\x01", 1},
   };
   for (const row& r : rows) {
     INFO(r.what);
     const std::string bytes = file_with(r.dict, r.major, 24);
-    const auto code = r.marker == "\f" ? error_code::control_character : error_code::syntax_error;
-    require_error(check_bytes(bytes), code, offset_of(bytes, r.marker, r.delta));
+    require_error(check_bytes(bytes), error_code::syntax_error, offset_of(bytes, r.marker, r.delta));
   }
 }
 
@@ -229,6 +255,18 @@ TEST_CASE("depth_exceeded", "[errors][grammar][limits]") {
   shallow.limits.max_depth = 0; // not even the shape tuple
   require_error(check_bytes(file_with(good_dict, 1, 24), shallow), error_code::depth_exceeded,
                 offset_of(file_with(good_dict, 1, 24), "(3,)"));
+
+  // Python refuses a 200th open bracket counting the dict's '{': 200 lists
+  // inside the dict are depth_exceeded at every setting, 199 are not.
+  const std::string deep199 = file_with(with_descr(std::string(199, '[') + std::string(199, ']')));
+  const std::string deep200 = file_with(with_descr(std::string(200, '[') + std::string(200, ']')));
+  for (const std::uint32_t setting : {199U, 200U, 201U, 1000U, 0xFFFF'FFFFU}) {
+    INFO("max_depth " << setting);
+    npyguard::options deep;
+    deep.limits.max_depth = setting;
+    require_error(check_bytes(deep199, deep), error_code::bad_descr, offset_of(deep199, "[[", 1));
+    require_error(check_bytes(deep200, deep), error_code::depth_exceeded, offset_of(deep200, "[[") + 199);
+  }
 }
 
 TEST_CASE("missing_key, duplicate_key, unknown_key", "[errors][validate]") {
@@ -286,7 +324,7 @@ TEST_CASE("bad_descr", "[errors][validate][descr]") {
   const char* type_strings[] = {
       "'<f12'", "'<c24'", "'float64'", "'d'", "'?'", "'a10'", "'=f8'", "'f8'", "'|f8'", "'|i4'", "'|U4'",
       "'<i16'", "'<i3'", "'<f1'", "'<b2'", "'<i4,<i4'", "'(2,3)<i4'", "'<M4'", "'|M8[ms]'", "'<M8[0ms]'",
-      "'<M8[01ms]'", "'<M8[2147483648ms]'", "'<M8[]'", "'<M8[B]'", "'<M8[us'", "'<M8[10 ms]'", "'<M8ms'",
+      "'<M8[01ms]'", "'<M8[+5ms]'", "'<M8[2147483648ms]'", "'<M8[]'", "'<M8[B]'", "'<M8[us'", "'<M8[10 ms]'", "'<M8ms'",
       "'<M8[ms]x'", "'<O'", "'|O2'", "'|O16'", "'|S01'", "'|S'", "'<U'", "'<f8 '", "''", "'<'", "'<x8'",
       "'>V'", "'<m8[generic]'", "'<f'", "'<i'", "'|b'",
       "'<i4294967300'", // numpy 1.24 takes sizes modulo 2^32: int32

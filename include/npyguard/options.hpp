@@ -20,9 +20,10 @@ struct limits {
   std::uint64_t max_data_bytes = std::numeric_limits<std::uint64_t>::max();
 };
 
-// Python's own parser refuses more than 200 nested brackets, so numpy can
-// never read a deeper header; the cap also bounds the parser's recursion.
-inline constexpr std::uint32_t hard_max_depth = 200;
+// Python's own parser refuses more than 200 open brackets, and the dict's
+// own '{' is one of them, so numpy never reads more than 199 lists and
+// tuples nested inside the dict; the cap also bounds the parser's recursion.
+inline constexpr std::uint32_t hard_max_depth = 199;
 
 struct options {
   ::npyguard::limits limits{};

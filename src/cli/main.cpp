@@ -67,7 +67,7 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
       ->default_val(opts.limits.max_header_bytes)
       ->check(decimal)
       ->check(CLI::Range(0u, 0xFFFF'FFFFu));
-  command.add_option("--max-depth", opts.limits.max_depth, "Deepest nesting of lists and tuples (at most 200)")
+  command.add_option("--max-depth", opts.limits.max_depth, "Deepest nesting of lists and tuples (at most 199, Python's own limit inside the dict)")
       ->default_val(opts.limits.max_depth)
       ->check(decimal)
       ->check(CLI::Range(0u, npyguard::hard_max_depth));
