@@ -1,9 +1,11 @@
 #include "validate.hpp"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "keyed_hash.hpp"
 #include "python_repr.hpp"
 #include "size_math.hpp"
 #include "type_string.hpp"
@@ -15,46 +17,72 @@ namespace {
 // (numpy 1.24 refuses 33 with "invalid shape in fixed-type tuple").
 constexpr std::size_t max_subarray_ndim = 32;
 
-// Names and titles of one struct share a namespace. Open addressing over
-// indices into `names_`: O(1) per field, two allocations per struct.
-class name_table {
+// Names and titles of one struct share a namespace. They are collected in
+// document order and checked at once, when the struct has been read or its
+// reading stopped at an error (every name collected lies before that error).
+//
+// Worst case O(n log n) whatever the names (SPEC.md section 2): entries are
+// sorted by a keyed hash (SipHash-1-3 with a per-process random key, so
+// nobody can choose names that collide) and their document order, which
+// compares integers only, never strings; names are then compared once
+// each, within runs of equal hashes. Only a run of different names under
+// one hash (a real collision) is sorted by comparing strings.
+class name_index {
 public:
-  // Grows with the names actually inserted: a hostile list of a million
-  // items that are not fields costs nothing here.
-  name_table() { slots_.assign(16, empty); }
+  struct entry {
+    std::uint64_t hash;
+    std::string_view name;
+    std::uint32_t order; // document order
+    const node* where;
+    bool is_title;
+  };
 
-  // False when `name` is already present.
-  bool insert(std::string_view name) {
-    if ((names_.size() + 1) * 2 > slots_.size()) grow();
-    std::size_t slot = hash(name) & (slots_.size() - 1);
-    while (slots_[slot] != empty) {
-      if (names_[slots_[slot]] == name) return false;
-      slot = (slot + 1) & (slots_.size() - 1);
+  void reserve(std::size_t count) { entries_.reserve(count); }
+
+  void add(std::string_view name, const node& where, bool is_title) {
+    entries_.push_back({keyed_hash(name), name, static_cast<std::uint32_t>(entries_.size()), &where, is_title});
+  }
+
+  // The first entry, in document order, whose name an earlier entry already
+  // has; nullptr when all are distinct.
+  const entry* first_repeat() {
+    std::sort(entries_.begin(), entries_.end(), [](const entry& a, const entry& b) {
+      return a.hash != b.hash ? a.hash < b.hash : a.order < b.order;
+    });
+    const entry* first = nullptr;
+    for (auto run = entries_.begin(); run != entries_.end();) {
+      auto run_end = run + 1;
+      while (run_end != entries_.end() && run_end->hash == run->hash) ++run_end;
+      if (run_end - run > 1) {
+        const entry* repeat = first_repeat_in(run, run_end);
+        if (repeat != nullptr && (first == nullptr || repeat->order < first->order)) first = repeat;
+      }
+      run = run_end;
     }
-    slots_[slot] = static_cast<std::uint32_t>(names_.size());
-    names_.push_back(name);
-    return true;
+    return first;
   }
 
 private:
-  static constexpr std::uint32_t empty = 0xFFFF'FFFFu;
+  using iterator = std::vector<entry>::iterator;
 
-  static std::size_t hash(std::string_view text) noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ull; // FNV-1a
-    for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-    return static_cast<std::size_t>(h ^ (h >> 32));
+  // [begin, end) share a hash and are in document order.
+  static const entry* first_repeat_in(iterator begin, iterator end) {
+    if (std::all_of(begin + 1, end, [&](const entry& e) { return e.name == begin->name; })) return &*(begin + 1);
+    // A real collision of different names: sort them by name, then order.
+    std::sort(begin, end, [](const entry& a, const entry& b) {
+      return a.name != b.name ? a.name < b.name : a.order < b.order;
+    });
+    const entry* first = nullptr;
+    for (auto e = begin + 1; e != end; ++e) {
+      if (e->name == (e - 1)->name && (e - 1 == begin || (e - 2)->name != e->name) &&
+          (first == nullptr || e->order < first->order)) {
+        first = &*e;
+      }
+    }
+    return first;
   }
 
-  void grow() {
-    std::vector<std::string_view> names = std::move(names_);
-    slots_.assign(slots_.size() * 2, empty);
-    names_.clear();
-    names_.reserve(names.size() * 2);
-    for (auto name : names) insert(name);
-  }
-
-  std::vector<std::uint32_t> slots_;
-  std::vector<std::string_view> names_;
+  std::vector<entry> entries_;
 };
 
 class model_builder {
@@ -196,7 +224,20 @@ private:
       field_like += item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3;
     }
     out.fields.reserve(field_like);
-    name_table names;
+    name_index names;
+    names.reserve(field_like);
+    const bool read = read_fields(list, out, names);
+    if (const name_index::entry* repeat = names.first_repeat()) {
+      return reject(error_code::duplicate_field_name, *repeat->where,
+                    std::string(repeat->is_title ? "title " : "name ") + python_repr_for_message(repeat->name) +
+                        " already used as a name or title");
+    }
+    return read;
+  }
+
+  // The fields of a struct, in order; names and titles go to `names`, which
+  // read_struct checks for repeats afterwards.
+  bool read_fields(const node& list, dtype& out, name_index& names) {
     std::uint64_t offset = 0;
     for (std::uint32_t f = list.children.first; f != no_node;) {
       const node& item = tree_.nodes[f];
@@ -244,14 +285,8 @@ private:
       if (title_node != nullptr && tree_.text(*title_node).empty()) {
         return reject(error_code::empty_field_name, *title_node, "a field title must not be empty");
       }
-      if (title_node != nullptr && !names.insert(tree_.text(*title_node))) {
-        return reject(error_code::duplicate_field_name, *title_node,
-                      "title " + python_repr_for_message(tree_.text(*title_node)) + " already used as a name or title");
-      }
-      if (!names.insert(name)) {
-        return reject(error_code::duplicate_field_name, *plain_name_node,
-                      "name " + python_repr_for_message(name) + " already used as a name or title");
-      }
+      if (title_node != nullptr) names.add(tree_.text(*title_node), *title_node, true);
+      names.add(name, *plain_name_node, false);
       member.name.assign(name.data(), name.size());
       if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));
       member.offset = offset;

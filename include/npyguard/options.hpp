@@ -37,6 +37,11 @@ struct options {
   // model (encode_header), or it is not_canonical at the first byte that
   // differs.
   bool canonical = false;
+  // validate_file on a FIFO, socket or device, and validate_fd: the longest
+  // wait, in milliseconds, for the input to deliver what the verdict needs
+  // (the whole validation of that input); then io_error. 0: no limit.
+  // Regular files never wait.
+  std::uint32_t timeout_ms = 0;
 };
 
 } // namespace npyguard
