@@ -1,11 +1,13 @@
 // The entry points: bytes -> framing -> text decoding -> grammar -> model ->
 // size math -> data-size verdict. Every exception stops here.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -61,7 +63,9 @@ result validate_text(const preamble& framing, const unsigned char* text, const o
 }
 
 // SPEC.md section 5: the input size must be exactly data_offset + nbytes.
-result check_data_size(result checked, std::uint64_t input_size, const options& opts) {
+// A stream stops reading at the first byte past the data, so its
+// `input_size` is then a lower bound (`read_all` false).
+result check_data_size(result checked, std::uint64_t input_size, const options& opts, bool read_all = true) {
   const header* model = checked.value_if();
   if (model == nullptr || model->data_is_pickle) return checked;
   const std::uint64_t expected = model->data_offset + model->nbytes; // checked by build_model
@@ -73,13 +77,19 @@ result check_data_size(result checked, std::uint64_t input_size, const options& 
   }
   if (input_size > expected && !opts.allow_trailing_data) {
     return error{error_code::trailing_data, expected,
-                 std::to_string(input_size - expected) + " bytes follow the " + std::to_string(model->nbytes) +
+                 (read_all ? std::to_string(input_size - expected) + " bytes follow the "
+                           : std::string("the stream goes on after the ")) +
+                     std::to_string(model->nbytes) +
                      " bytes of array data (set allow_trailing_data to accept them)"};
   }
   return checked;
 }
 
 error io_failure(const char* what, int errno_value) {
+  if (errno_value == ETIMEDOUT) {
+    return error{error_code::io_error, std::nullopt,
+                 std::string(what) + ": no input within the time allowed (set timeout_ms to wait longer)"};
+  }
   return error{error_code::io_error, std::nullopt, std::string(what) + ": " + std::strerror(errno_value)};
 }
 
@@ -109,18 +119,55 @@ std::ptrdiff_t pread_full(int fd, unsigned char* buffer, std::size_t size, std::
   return static_cast<std::ptrdiff_t>(got);
 }
 
+// A descriptor of unknown size. A non-blocking one (validate_file opens
+// FIFOs and devices so, or open would wait for a writer) and every one with
+// a timeout are polled before each read: a FIFO with no writer yet reads as
+// the end of the input, so waiting happens in poll, up to the deadline.
 class fd_source final : public byte_source {
 public:
-  explicit fd_source(int fd) noexcept : fd_(fd) {}
+  fd_source(int fd, std::uint32_t timeout_ms) noexcept
+      : fd_(fd), timed_(timeout_ms != 0),
+        deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    poll_first_ = timed_ || (flags >= 0 && (flags & O_NONBLOCK) != 0);
+  }
+
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
     for (;;) {
+      if (poll_first_ && !wait_readable()) return -1;
       const ssize_t n = ::read(fd_, buffer, size);
-      if (n >= 0 || errno != EINTR) return n;
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      poll_first_ = true;
     }
   }
 
 private:
+  // True when a read will not block (data, end of input or an error to
+  // report); false with errno set on a poll error or ETIMEDOUT.
+  bool wait_readable() noexcept {
+    for (;;) {
+      int wait_ms = -1;
+      if (timed_) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+          errno = ETIMEDOUT;
+          return false;
+        }
+        wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), 1 << 30));
+      }
+      pollfd entry{fd_, POLLIN, 0};
+      const int ready = ::poll(&entry, 1, wait_ms);
+      if (ready > 0) return true;
+      if (ready < 0 && errno != EINTR) return false;
+    }
+  }
+
   int fd_;
+  bool timed_;
+  bool poll_first_ = false;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 result validate_memory(const unsigned char* data, std::size_t size, const options& opts) {
@@ -180,19 +227,32 @@ result validate_source(byte_source& source, const options& opts) {
   result checked = validate_text(framing, text.data(), opts);
   if (!checked.ok()) return checked;
 
-  // The data is counted, never stored. The preamble read may have taken
-  // bytes past a short header.
+  // The data is counted, never stored, and read only until the verdict is
+  // certain (SPEC.md section 5): the first byte past the data is
+  // trailing_data, and with trailing data allowed the end of the data is
+  // enough. A pickle's length is unknown: nothing more to read. The
+  // preamble read may have taken bytes past a short header.
+  const header& model = checked.value();
+  if (model.data_is_pickle) return checked;
   std::uint64_t total = framing.header_offset + text.size() + (available - framing.header_offset - already);
   text.clear();
   text.shrink_to_fit();
-  const auto drain = std::make_unique<unsigned char[]>(drain_chunk);
-  for (;;) {
-    const std::ptrdiff_t n = source.read(drain.get(), drain_chunk);
-    if (n < 0) return io_failure("cannot read", errno);
-    if (n == 0) break;
-    total += static_cast<std::uint64_t>(n);
+  const std::uint64_t data_end = model.data_offset + model.nbytes; // checked by build_model
+  const std::uint64_t enough = opts.allow_trailing_data ? data_end : data_end + 1;
+  bool ended = false;
+  if (total < enough) {
+    const auto drain = std::make_unique<unsigned char[]>(drain_chunk);
+    while (total < enough) {
+      const std::ptrdiff_t n = source.read(drain.get(), static_cast<std::size_t>(std::min<std::uint64_t>(drain_chunk, enough - total)));
+      if (n < 0) return io_failure("cannot read", errno);
+      if (n == 0) {
+        ended = true;
+        break;
+      }
+      total += static_cast<std::uint64_t>(n);
+    }
   }
-  return check_data_size(std::move(checked), total, opts);
+  return check_data_size(std::move(checked), total, opts, ended);
 }
 
 } // namespace
@@ -276,12 +336,14 @@ result validate_stream(byte_source& source, const options& opts) noexcept {
 }
 
 result validate_fd(int fd, const options& opts) noexcept {
-  detail::fd_source source(fd);
+  detail::fd_source source(fd, opts.timeout_ms);
   return validate_stream(source, opts);
 }
 
 result validate_file(const char* path, const options& opts) noexcept {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // Without blocking: opening a FIFO would otherwise wait for a writer
+  // with no limit. Regular files ignore the flag.
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return detail::guarded([] { return result(detail::io_failure("cannot open", errno)); });
   struct stat info {};
   result checked = detail::validate_open_file(fd, opts, info);

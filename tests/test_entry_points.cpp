@@ -4,9 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -221,4 +226,139 @@ TEST_CASE("result equality compares whole models and whole errors", "[entry]") {
   npyguard::error reworded = truncated.failure();
   reworded.message += ".";
   CHECK(reworded != truncated.failure());
+}
+
+namespace {
+
+// A file followed by zeros (`cat ok.npy /dev/zero`), counting what it
+// delivers; it ends after 64 MiB of zeros so that a reader that drains
+// everything fails the test instead of hanging it.
+class endless_source final : public npyguard::byte_source {
+public:
+  explicit endless_source(const std::string& file) : file_(file) {}
+  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
+    if (size == 0) return 0;
+    auto* out = static_cast<unsigned char*>(buffer);
+    std::size_t n = 0;
+    if (delivered_ < file_.size()) {
+      n = std::min(size, file_.size() - static_cast<std::size_t>(delivered_));
+      std::memcpy(out, file_.data() + delivered_, n);
+    } else {
+      if (delivered_ >= file_.size() + (64u << 20)) return 0;
+      n = size;
+      std::memset(out, 0, n);
+    }
+    delivered_ += n;
+    return static_cast<std::ptrdiff_t>(n);
+  }
+  [[nodiscard]] std::uint64_t delivered() const noexcept { return delivered_; }
+
+private:
+  const std::string& file_;
+  std::uint64_t delivered_ = 0;
+};
+
+} // namespace
+
+TEST_CASE("a stream is read only until the verdict is certain", "[entry][stream]") {
+  // (cat ok.npy; cat /dev/zero) | npyguard check -: the first byte past the
+  // data decides trailing_data; with trailing data allowed, the data's end.
+  for (const std::uint64_t data_bytes : {std::uint64_t{0}, std::uint64_t{24}, std::uint64_t{3'000'000}}) {
+    const std::string dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(data_bytes) + ",), }";
+    const std::string ok = npy_file(dict, 1, static_cast<std::size_t>(data_bytes));
+    INFO("data bytes " << data_bytes);
+    endless_source endless(ok);
+    require_error(npyguard::validate_stream(endless), error_code::trailing_data, ok.size());
+    CHECK(endless.delivered() == ok.size() + 1);
+
+    npyguard::options relaxed;
+    relaxed.allow_trailing_data = true;
+    endless_source allowed(ok);
+    require_ok(npyguard::validate_stream(allowed, relaxed));
+    CHECK(allowed.delivered() == std::max<std::uint64_t>(ok.size(), 10));
+  }
+  // A pickle has no known length: nothing is read after the header.
+  npyguard::options objects;
+  objects.allow_object = true;
+  const std::string pickle = npy_file("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 1, 0);
+  endless_source after_pickle(pickle);
+  require_ok(npyguard::validate_stream(after_pickle, objects));
+  CHECK(after_pickle.delivered() == pickle.size());
+}
+
+TEST_CASE("validate_fd stops reading an endless pipe", "[entry][stream]") {
+  const std::string ok = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24);
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  std::signal(SIGPIPE, SIG_IGN); // the writer learns of the closed pipe from EPIPE
+  constexpr std::size_t endless = 256u << 20; // a reader that drains it all fails below
+  std::size_t written = 0;
+  std::thread writer([&] {
+    std::string chunk = ok + std::string(65536, '\0');
+    while (written < endless) {
+      const ssize_t n = write(fds[1], chunk.data(), chunk.size());
+      if (n < 0) break;
+      written += static_cast<std::size_t>(n);
+      chunk.assign(65536, '\0');
+    }
+    close(fds[1]);
+  });
+  const auto checked = npyguard::validate_fd(fds[0]);
+  close(fds[0]); // ends the writer
+  writer.join();
+  require_error(checked, error_code::trailing_data, ok.size());
+  CHECK(written < endless);
+}
+
+namespace {
+
+// Runs `check` on a thread and waits at most `limit`: a hang fails the test
+// instead of blocking the suite (the thread is then left behind, blocked).
+npyguard::result within(std::chrono::seconds limit, std::function<npyguard::result()> check) {
+  auto promise = std::make_shared<std::promise<npyguard::result>>();
+  std::future<npyguard::result> answer = promise->get_future();
+  std::thread([promise, check = std::move(check)] { promise->set_value(check()); }).detach();
+  if (answer.wait_for(limit) != std::future_status::ready) {
+    FAIL("no verdict within " << limit.count() << " s");
+  }
+  return answer.get();
+}
+
+} // namespace
+
+TEST_CASE("a FIFO without a writer: opened without blocking, waited on up to the timeout", "[entry][fifo]") {
+  const std::string fifo = temp_path("lonely_fifo");
+  std::remove(fifo.c_str());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  npyguard::options patient;
+  patient.timeout_ms = 300;
+  const auto started = std::chrono::steady_clock::now();
+  const auto checked = within(std::chrono::seconds(20), [&] { return npyguard::validate_file(fifo.c_str(), patient); });
+  const auto waited = std::chrono::steady_clock::now() - started;
+  require_error(checked, error_code::io_error, std::nullopt);
+  CHECK(waited >= std::chrono::milliseconds(300));
+
+  // A writer that comes later is waited for (no timeout: no limit).
+  const std::string ok = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24);
+  std::thread late_writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    write_file(fifo, ok);
+  });
+  const auto late = within(std::chrono::seconds(20), [&] { return npyguard::validate_file(fifo.c_str()); });
+  late_writer.join();
+  require_ok(late);
+
+  // A writer that connects and then stalls: the timeout covers the whole validation.
+  std::thread stalling_writer([&] {
+    const int fd = open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    const ssize_t n = write(fd, ok.data(), 20); // part of the header
+    static_cast<void>(n);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    close(fd);
+  });
+  const auto stalled = within(std::chrono::seconds(20), [&] { return npyguard::validate_file(fifo.c_str(), patient); });
+  stalling_writer.join();
+  require_error(stalled, error_code::io_error, std::nullopt);
+  std::remove(fifo.c_str());
 }

@@ -395,6 +395,43 @@ TEST_CASE("duplicate_field_name", "[errors][validate][descr]") {
                 offset_of(title_is_other_name, "(('b'", 2));
   // Names are per struct: the same name in a nested struct is fine.
   require_ok(check_bytes(file_with(with_descr("[('a', '<i4'), ('s', [('a', '<i4')])]"), 1, 24)));
+
+  // Errors come in document order: a repeated name before another error
+  // wins, one after it does not, also across nesting.
+  const std::string repeat_first = file_with(with_descr("[('a', '<i4'), ('a', '<i4'), ('c', '<x4')]"));
+  require_error(check_bytes(repeat_first), error_code::duplicate_field_name, offset_of(repeat_first, "('a', '<i4'), ('a'", 15));
+  const std::string bad_type_first = file_with(with_descr("[('a', '<i4'), ('c', '<x4'), ('a', '<i4')]"));
+  require_error(check_bytes(bad_type_first), error_code::bad_descr, offset_of(bad_type_first, "'<x4'"));
+  const std::string outer_first = file_with(with_descr("[('a', '<i4'), ('a', '<i4'), ('s', [('b', '<x4')])]"));
+  require_error(check_bytes(outer_first), error_code::duplicate_field_name, offset_of(outer_first, "('a', '<i4'), ('a'", 15));
+  const std::string nested_first = file_with(with_descr("[('a', '<i4'), ('s', [('b', '<i4'), ('b', '<i4')]), ('a', '<i4')]"));
+  require_error(check_bytes(nested_first), error_code::duplicate_field_name, offset_of(nested_first, "('b', '<i4'), ('b'", 15));
+  const std::string overflow_after = file_with(with_descr("[('a', '|V2147483647'), ('a', '|V1')]"));
+  require_error(check_bytes(overflow_after), error_code::duplicate_field_name, offset_of(overflow_after, "('a', '|V1'", 1));
+  // The first repeat in document order, whatever the names sort like.
+  const std::string two_pairs = file_with(with_descr("[('z', '<i4'), ('b', '<i4'), ('b', '<i4'), ('z', '<i4')]"));
+  require_error(check_bytes(two_pairs), error_code::duplicate_field_name, offset_of(two_pairs, "('b', '<i4'), ('b'", 15));
+  const std::string three = file_with(with_descr("[('q', '<i4'), ('q', '<i4'), ('q', '<i4')]"));
+  require_error(check_bytes(three), error_code::duplicate_field_name, offset_of(three, "('q', '<i4'), ('q'", 15));
+}
+
+TEST_CASE("duplicate_field_name among thousands of names sharing long prefixes", "[errors][validate][descr][hostile]") {
+  // Names that defeat a comparison (a 2,000-byte common prefix) and a
+  // first repeat far from its original, with later repeats around it.
+  const std::string prefix(2000, 'p');
+  std::string descr = "[";
+  for (int i = 0; i < 400; ++i) descr += "('" + prefix + std::to_string(i) + "', '|V0'), ";
+  const std::string fields = descr;
+  descr += "('" + prefix + "317', '|V0'), ('" + prefix + "3', '|V0'), ]";
+  const std::string bytes = file_with(with_descr(descr, "(1,)"), 2);
+  const std::size_t repeat = bytes.find("('" + prefix + "317', '|V0'), ('" + prefix + "3'");
+  REQUIRE(repeat != std::string::npos);
+  require_error(check_bytes(bytes), error_code::duplicate_field_name, repeat + 1);
+  // Without the repeats: accepted, every name kept in order.
+  const auto distinct = check_bytes(file_with(with_descr(fields + "]", "(1,)"), 2));
+  require_ok(distinct);
+  REQUIRE(distinct.value().descr.fields.size() == 400);
+  CHECK(distinct.value().descr.fields[399].name == prefix + "399");
 }
 
 TEST_CASE("empty_field_name", "[errors][validate][descr]") {

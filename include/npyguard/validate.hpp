@@ -17,7 +17,9 @@ namespace npyguard {
 
 // (b) A file path. Regular files: reads the preamble and the header only
 // (pread), takes the size from fstat, never maps or reads the data. Anything
-// else (a FIFO, a character device) goes through validate_fd.
+// else (a FIFO, a character device) is opened without blocking and goes
+// through validate_fd: a FIFO without a writer is waited on up to
+// options::timeout_ms (no limit by default).
 [[nodiscard]] result validate_file(const char* path, const options& opts = {}) noexcept;
 
 // (c) A source of unknown total size, such as a pipe.
@@ -30,11 +32,17 @@ public:
 };
 
 // Reads the header in bounded chunks (memory grows only with bytes that
-// actually arrived), then drains the rest counting bytes without storing them.
+// actually arrived), then counts data bytes without storing them, and only
+// until the verdict is certain (SPEC.md section 5): up to the first byte
+// past the data (trailing_data, whose message then cannot count the rest),
+// up to the end of the data with allow_trailing_data, nothing after the
+// header of a pickle. A hostile sender cannot keep it reading.
 [[nodiscard]] result validate_stream(byte_source& source, const options& opts = {}) noexcept;
 
 // validate_stream over a file descriptor (read(2), retrying on EINTR). The
-// descriptor is neither closed nor rewound.
+// descriptor is neither closed nor rewound. A non-blocking descriptor, or
+// any with options::timeout_ms, is polled before each read, up to the
+// timeout (then io_error).
 [[nodiscard]] result validate_fd(int fd, const options& opts = {}) noexcept;
 
 // The header text alone (the HEADER_LEN bytes after the preamble) of a file
