@@ -420,10 +420,34 @@ OTHER_WRITERS = [
 ]
 
 
+# Whole header texts as other writers lay them out byte for byte (str:
+# latin-1 or, in 3.0, UTF-8; bytes: as they are), with the version.
+OTHER_WRITER_TEXTS = [
+    # NPZ.jl pads to 16 with " "^(pad-1) * "\n" only when pad > 0: with no
+    # padding needed the text ends at '}' (Julia arrays: fortran_order True)
+    ("{'descr': '<f8', 'fortran_order': True, 'shape': (), }", 1),
+    ("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 2, 2, 2, 2, 2), }", 1),
+    ("{'descr': '<f8', 'fortran_order': True, 'shape': (3,), }" + " " * 13 + "\n", 1),
+    # npyz and ndarray-npy's py_literal write controls in names raw
+    ("{'descr': [('a\tb', '<i4'), ('c\x01', '|u1'), ('d\x7f', '|u1'), ('e\x85', '|u1')], "
+     "'fortran_order': False, 'shape': (1,), }\n", 1),
+    ("{'descr': [('\x1b[31mred', '<i4'), ('\x85', '|u1'), ('\u202e', '|u1')], "
+     "'fortran_order': False, 'shape': (1,), }\n", 3),
+    ("{'descr': [(('\x0b\x0c', 'n'), '<i4')], 'fortran_order': False, 'shape': (1,), }\n", 2),
+    # early npyz and npy-rs: raw UTF-8 in a 1.0 header, read as latin-1
+    ("{'descr': [('\u00e9t\u00e9', '<f8'), ('\u0085', '|u1')], 'fortran_order': False, "
+     "'shape': (2,), }\n".encode("utf-8"), 1),
+]
+
+
 def other_writer_seeds():
     seeds = []
     for text, major, align in OTHER_WRITERS:
         head = npy(text, major, data_length=0, align=align)
+        shape, _, dtype, _ = numpy_reading(head)
+        seeds.append(accepted(head + pattern(numpy_nbytes(shape, dtype))))
+    for text, major in OTHER_WRITER_TEXTS:
+        head = raw_file(text, major, 0)
         shape, _, dtype, _ = numpy_reading(head)
         seeds.append(accepted(head + pattern(numpy_nbytes(shape, dtype))))
     return seeds
@@ -496,14 +520,17 @@ def invalid_utf8():
 
 @near_miss("control_character")
 def control_character():
+    # NUL anywhere; other raw controls outside strings (inside strings they
+    # are other writers' names: OTHER_WRITER_TEXTS).
     with_nul_in_padding = header(GOOD)[:-2] + b"\x00\n"
     return [
         npy(GOOD.replace("'fortran", "\x00'fortran")),
-        npy(dict_text("[('a\x85', '<i4')]"), 1, 12),
-        npy(dict_text("[('a\x85', '<i4')]"), 3, 12),
-        npy(dict_text("[('a\x7f', '<i4')]"), 1, 12),
-        npy(dict_text("[('a\x01b', '<i4')]"), 2, 12),
-        npy(dict_text("[('\x1b[0m', '<i4')]"), 3, 12),
+        npy(dict_text("[('a\x00', '<i4')]"), 3, 12),
+        npy(GOOD.replace(", 'shape'", ",\x85'shape'")),
+        npy(GOOD.replace(", 'shape'", ",\x85'shape'"), 3),
+        npy(GOOD.replace(" '<f8'", " '<f8'\x7f")),
+        npy(dict_text(shape="(-\x013,)"), 2),
+        npy(dict_text(shape="(\x1b3,)"), 3),
         npy(GOOD.replace(" '<f8'", "\x0b'<f8'")),
         npy(GOOD.replace(" 'fortran", "\x0c'fortran")),
         raw_file(with_nul_in_padding, 1, 24),
@@ -512,8 +539,8 @@ def control_character():
 
 @near_miss("header_not_terminated")
 def header_not_terminated():
-    return [raw_file(GOOD + "   ", 1, 24), raw_file("", 1, 0), raw_file(GOOD, 2, 24),
-            raw_file(GOOD + "\n ", 3, 24), raw_file(GOOD + "\r", 1, 24)]
+    return [raw_file(GOOD + "   ", 1, 24), raw_file("", 1, 0), raw_file(GOOD + " ", 2, 24),
+            raw_file(GOOD + "\n ", 3, 24), raw_file(GOOD + "\r", 1, 24), raw_file(GOOD + "\t", 2, 24)]
 
 
 SYNTAX_ERRORS = [  # (dict text, version)
@@ -532,7 +559,8 @@ SYNTAX_ERRORS = [  # (dict text, version)
     (dict_text("[('\\ud800', '<i4')]"), 3), (dict_text("[('\\U00110000', '<i4')]"), 3),
     (dict_text("[('\\N{BULLET}', '<i4')]"), 1), (dict_text("'<f8\\'"), 1),
     ("{'descr': '<f8, 'fortran_order': False, 'shape': (3,), }", 1),
-    (dict_text("'<f8\t'"), 1), (dict_text("'<f8\n'"), 1),
+    (dict_text("'<f8\n'"), 1), (dict_text("[('a\rb', '<i4')]"), 1),
+    (dict_text("[('a\\\x01', '<i4')]"), 1), (GOOD + " }", 1),
     (dict_text("u'<f8'"), 1), (dict_text("b'<f8'"), 3), (dict_text("'''<f8'''"), 1),
     (dict_text("{}"), 1), (dict_text(shape="{3}"), 1),
     ("{'descr': '<f8', # c\n 'fortran_order': False, 'shape': (3,), }", 1),
@@ -586,6 +614,8 @@ def depth_exceeded():
         npy(dict_text(fortran_order=nested("[", "]", 50))),
         npy(dict_text("[" * 50), 3),
         npy(dict_text(nested("[('a', ", ")]", 20, "'<i4'"))),
+        # Python refuses a 200th bracket counting the dict's: at every setting
+        npy(dict_text(nested("[", "]", 200))),
     ]
 
 
