@@ -29,25 +29,33 @@ constexpr std::size_t max_subarray_ndim = 32;
 // one hash (a real collision) is sorted by comparing strings.
 class name_index {
 public:
+  // 16 bytes: a struct of 4,000 fields stays below malloc's mmap threshold.
   struct entry {
     std::uint64_t hash;
-    std::string_view name;
-    std::uint32_t order; // document order
-    const node* where;
-    bool is_title;
+    std::uint32_t node; // the name's string node
+    std::uint32_t order_and_title; // document order << 1 | is a title
+    [[nodiscard]] std::uint32_t order() const noexcept { return order_and_title >> 1; }
+    [[nodiscard]] bool is_title() const noexcept { return (order_and_title & 1u) != 0; }
   };
+
+  explicit name_index(const ast& tree) : tree_(tree) {}
 
   void reserve(std::size_t count) { entries_.reserve(count); }
 
-  void add(std::string_view name, const node& where, bool is_title) {
-    entries_.push_back({keyed_hash(name), name, static_cast<std::uint32_t>(entries_.size()), &where, is_title});
+  void add(const node& name, bool is_title) {
+    const auto order = static_cast<std::uint32_t>(entries_.size());
+    entries_.push_back({keyed_hash(tree_.text(name)), static_cast<std::uint32_t>(&name - tree_.nodes.data()),
+                        order << 1 | (is_title ? 1u : 0u)});
   }
+
+  [[nodiscard]] std::string_view name(const entry& e) const noexcept { return tree_.text(tree_.nodes[e.node]); }
+  [[nodiscard]] const node& where(const entry& e) const noexcept { return tree_.nodes[e.node]; }
 
   // The first entry, in document order, whose name an earlier entry already
   // has; nullptr when all are distinct.
   const entry* first_repeat() {
     std::sort(entries_.begin(), entries_.end(), [](const entry& a, const entry& b) {
-      return a.hash != b.hash ? a.hash < b.hash : a.order < b.order;
+      return a.hash != b.hash ? a.hash < b.hash : a.order_and_title < b.order_and_title;
     });
     const entry* first = nullptr;
     for (auto run = entries_.begin(); run != entries_.end();) {
@@ -55,7 +63,7 @@ public:
       while (run_end != entries_.end() && run_end->hash == run->hash) ++run_end;
       if (run_end - run > 1) {
         const entry* repeat = first_repeat_in(run, run_end);
-        if (repeat != nullptr && (first == nullptr || repeat->order < first->order)) first = repeat;
+        if (repeat != nullptr && (first == nullptr || repeat->order() < first->order())) first = repeat;
       }
       run = run_end;
     }
@@ -66,22 +74,26 @@ private:
   using iterator = std::vector<entry>::iterator;
 
   // [begin, end) share a hash and are in document order.
-  static const entry* first_repeat_in(iterator begin, iterator end) {
-    if (std::all_of(begin + 1, end, [&](const entry& e) { return e.name == begin->name; })) return &*(begin + 1);
+  const entry* first_repeat_in(iterator begin, iterator end) const {
+    const std::string_view first_name = name(*begin);
+    if (std::all_of(begin + 1, end, [&](const entry& e) { return name(e) == first_name; })) return &*(begin + 1);
     // A real collision of different names: sort them by name, then order.
-    std::sort(begin, end, [](const entry& a, const entry& b) {
-      return a.name != b.name ? a.name < b.name : a.order < b.order;
+    std::sort(begin, end, [this](const entry& a, const entry& b) {
+      const std::string_view x = name(a);
+      const std::string_view y = name(b);
+      return x != y ? x < y : a.order_and_title < b.order_and_title;
     });
     const entry* first = nullptr;
     for (auto e = begin + 1; e != end; ++e) {
-      if (e->name == (e - 1)->name && (e - 1 == begin || (e - 2)->name != e->name) &&
-          (first == nullptr || e->order < first->order)) {
+      const bool starts_group = e - 1 == begin || name(*(e - 2)) != name(*e);
+      if (starts_group && name(*(e - 1)) == name(*e) && (first == nullptr || e->order() < first->order())) {
         first = &*e;
       }
     }
     return first;
   }
 
+  const ast& tree_;
   std::vector<entry> entries_;
 };
 
@@ -224,12 +236,12 @@ private:
       field_like += item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3;
     }
     out.fields.reserve(field_like);
-    name_index names;
+    name_index names(tree_);
     names.reserve(field_like);
     const bool read = read_fields(list, out, names);
     if (const name_index::entry* repeat = names.first_repeat()) {
-      return reject(error_code::duplicate_field_name, *repeat->where,
-                    std::string(repeat->is_title ? "title " : "name ") + python_repr_for_message(repeat->name) +
+      return reject(error_code::duplicate_field_name, names.where(*repeat),
+                    std::string(repeat->is_title() ? "title " : "name ") + python_repr_for_message(names.name(*repeat)) +
                         " already used as a name or title");
     }
     return read;
@@ -285,8 +297,8 @@ private:
       if (title_node != nullptr && tree_.text(*title_node).empty()) {
         return reject(error_code::empty_field_name, *title_node, "a field title must not be empty");
       }
-      if (title_node != nullptr) names.add(tree_.text(*title_node), *title_node, true);
-      names.add(name, *plain_name_node, false);
+      if (title_node != nullptr) names.add(*title_node, true);
+      names.add(*plain_name_node, false);
       member.name.assign(name.data(), name.size());
       if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));
       member.offset = offset;
