@@ -12,6 +12,8 @@
 
 #include <npyguard/npyguard.hpp>
 
+#include "crafted_names.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -135,39 +137,9 @@ const npy_file& struct_file(int n) {
 
 enum class name_kind { random, colliding, shared_prefix };
 
-constexpr char name_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-constexpr std::uint64_t name_alphabet_size = sizeof name_alphabet - 1; // 62
-
-// splitmix64: same sequence on every platform (std:: distributions are not).
-struct splitmix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  char name_char() { return name_alphabet[next() % name_alphabet_size]; }
-};
-
-// The hash of the old name_table in src/validate.cpp (up to commit e806355),
-// split so a prefix can be hashed once: FNV-1a 64 over the bytes, then folded.
-constexpr std::uint64_t fnv_offset = 0xcbf29ce484222325ull;
-constexpr std::uint64_t fnv_prime = 0x100000001b3ull;
-inline std::uint64_t fnv1a_step(std::uint64_t h, char c) {
-  return (h ^ static_cast<unsigned char>(c)) * fnv_prime;
-}
-inline std::uint64_t old_fold(std::uint64_t h) { return h ^ (h >> 32); }
-
-// Slots of the old table after n inserts: starts at 16, doubles whenever
-// (size + 1) * 2 > slots before an insert.
-std::uint64_t old_final_slots(std::size_t n) {
-  std::uint64_t slots = 16;
-  while (slots < 2 * static_cast<std::uint64_t>(n)) {
-    slots *= 2;
-  }
-  return slots;
-}
+using npyguard_crafted::name_alphabet;
+using npyguard_crafted::name_alphabet_size;
+using npyguard_crafted::splitmix64;
 
 // Bytes one field adds to the dict: "('" NAME "', '|V0')" plus ", " between.
 constexpr std::size_t field_overhead = 2 + 4 + 3 + 2 + 2;
@@ -190,49 +162,12 @@ std::size_t names_field_count(std::size_t target, std::size_t len) {
 }
 
 std::vector<std::string> make_names(name_kind kind, std::size_t n, std::size_t len, std::uint64_t seed) {
+  if (kind == name_kind::colliding) return npyguard_crafted::colliding_names(n, len, seed);
   splitmix64 rng{seed};
   std::vector<std::string> names;
   names.reserve(n);
   std::unordered_set<std::string> seen;
   seen.reserve(n * 2);
-
-  if (kind == name_kind::colliding) {
-    // Linear probing is quadratic when the names form one cluster: with
-    // every home slot in a window of width W << n, the i-th insert walks
-    // about i - W/2 occupied slots before it finds a free one (and compares
-    // the name with each). So keep names whose folded hash, masked to the
-    // FINAL table size, lands in [0, slots / 64): about 64 tries per name.
-    // The first len - 2 characters are random and hashed once; the last two
-    // are searched over all 62^2 pairs. (Smaller tables during growth get
-    // partly clustered too.) Takes well under a second for 145,000 names.
-    const std::uint64_t slots = old_final_slots(n);
-    const std::uint64_t mask = slots - 1;
-    const std::uint64_t window = slots / 64;
-    std::string name(len, 'a');
-    while (names.size() < n) {
-      std::uint64_t h = fnv_offset;
-      for (std::size_t i = 0; i + 2 < len; ++i) {
-        name[i] = rng.name_char();
-        h = fnv1a_step(h, name[i]);
-      }
-      // Start the suffix search at a random pair so accepted suffixes vary.
-      const std::uint64_t start = rng.next() % (name_alphabet_size * name_alphabet_size);
-      for (std::uint64_t t = 0; t < name_alphabet_size * name_alphabet_size; ++t) {
-        const std::uint64_t pair = (start + t) % (name_alphabet_size * name_alphabet_size);
-        const char a = name_alphabet[pair / name_alphabet_size];
-        const char b = name_alphabet[pair % name_alphabet_size];
-        if ((old_fold(fnv1a_step(fnv1a_step(h, a), b)) & mask) < window) {
-          name[len - 2] = a;
-          name[len - 1] = b;
-          if (seen.insert(name).second) {
-            names.push_back(name);
-          }
-          break;
-        }
-      }
-    }
-    return names;
-  }
 
   const std::size_t prefix = kind == name_kind::shared_prefix ? len - 8 : 0;
   std::string name(len, 'a');

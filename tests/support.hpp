@@ -6,13 +6,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -90,6 +95,19 @@ inline void require_ok(const npyguard::result& checked) {
                        << checked.failure().offset.value_or(~0ull) << ": " << checked.failure().message);
     REQUIRE(checked.ok());
   }
+}
+
+// Runs `check` on a thread and waits at most `limit`: a hang or a quadratic
+// path fails the test instead of stalling the suite (the thread is then left
+// behind; the process ends with the run).
+inline npyguard::result within(std::chrono::seconds limit, std::function<npyguard::result()> check) {
+  auto promise = std::make_shared<std::promise<npyguard::result>>();
+  std::future<npyguard::result> answer = promise->get_future();
+  std::thread([promise, check = std::move(check)] { promise->set_value(check()); }).detach();
+  if (answer.wait_for(limit) != std::future_status::ready) {
+    FAIL("no verdict within " << limit.count() << " s");
+  }
+  return answer.get();
 }
 
 // The bytes in chunks of at most `chunk` (validate_stream's input).

@@ -9,9 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
-#include <future>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -309,22 +306,6 @@ TEST_CASE("validate_fd stops reading an endless pipe", "[entry][stream]") {
   require_error(checked, error_code::trailing_data, ok.size());
   CHECK(written < endless);
 }
-
-namespace {
-
-// Runs `check` on a thread and waits at most `limit`: a hang fails the test
-// instead of blocking the suite (the thread is then left behind, blocked).
-npyguard::result within(std::chrono::seconds limit, std::function<npyguard::result()> check) {
-  auto promise = std::make_shared<std::promise<npyguard::result>>();
-  std::future<npyguard::result> answer = promise->get_future();
-  std::thread([promise, check = std::move(check)] { promise->set_value(check()); }).detach();
-  if (answer.wait_for(limit) != std::future_status::ready) {
-    FAIL("no verdict within " << limit.count() << " s");
-  }
-  return answer.get();
-}
-
-} // namespace
 
 TEST_CASE("a FIFO without a writer: opened without blocking, waited on up to the timeout", "[entry][fifo]") {
   const std::string fifo = temp_path("lonely_fifo");

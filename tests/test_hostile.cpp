@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "crafted_names.hpp"
 #include "support.hpp"
 
 using namespace npyguard_test;
@@ -199,5 +200,30 @@ TEST_CASE("running out of memory is an error, not a crash", "[hostile]") {
     REQUIRE_FALSE(checked.ok());
     CHECK(checked.failure().code == error_code::out_of_memory);
     CHECK_FALSE(checked.failure().offset.has_value());
+  }
+}
+
+TEST_CASE("field names crafted to collide in the old duplicate-name table", "[hostile][names]") {
+  // 36,000 names that formed one linear-probing cluster under the unkeyed
+  // hash npyguard used up to e806355: about 1.25e9 probes, 3.7 s in a
+  // release build then (and it grows quadratically). Now the names are
+  // sorted by a keyed hash: milliseconds. The 20 s limit only turns a
+  // return of the quadratic path into a failure instead of a stalled suite.
+  const std::vector<std::string> names = npyguard_crafted::colliding_names(36000, 16, 11);
+  std::string descr = "[";
+  for (const std::string& name : names) descr += "('" + name + "', '|V0'), ";
+  const std::string distinct = descr + "]";
+  const std::string repeated = descr + "('" + names[20000] + "', '|V0')]";
+  npyguard::options wide;
+  wide.limits.max_header_bytes = 2u << 20;
+  for (const std::string* list : {&distinct, &repeated}) {
+    const auto bytes = std::make_shared<const std::string>(descr_file(*list, "(1,)"));
+    const npyguard::result checked = within(std::chrono::seconds(20), [bytes, wide] { return check_bytes(*bytes, wide); });
+    if (list == &distinct) {
+      require_ok(checked);
+      CHECK(checked.value().descr.fields.size() == names.size());
+    } else {
+      require_error(checked, error_code::duplicate_field_name, bytes->rfind("('" + names[20000]) + 1);
+    }
   }
 }
