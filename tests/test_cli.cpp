@@ -1,22 +1,30 @@
 // The npyguard command itself: exit codes, the human format, and --json
 // reporting exactly what numpy 1.24 read from the golden files.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+// The command's JSON writer (header-only), compared with nlohmann::json.
+#include "../src/cli/json_writer.hpp"
 
 namespace {
 
@@ -56,6 +64,12 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 const std::string golden = NPYGUARD_SOURCE_DIR "/tests/golden/files/";
 
+// A key of a JSON object, or null when it is absent (operator[] of a const
+// object asserts that the key is there).
+nlohmann::json key_of(const nlohmann::json& object, const char* key) {
+  return object.contains(key) ? object.at(key) : nlohmann::json(nullptr);
+}
+
 std::vector<nlohmann::json> expectations() {
   std::ifstream in(NPYGUARD_SOURCE_DIR "/tests/golden/expected.jsonl");
   REQUIRE(in);
@@ -92,6 +106,16 @@ TEST_CASE("check --json reports exactly what numpy read", "[cli]") {
       for (const char* key : {"version", "shape", "fortran_order", "descr", "itemsize", "data_offset", "header_length"}) {
         INFO(key);
         CHECK(got[key] == want[key]);
+      }
+      // numpy writes dtype.str as the descr of a dtype without fields, and
+      // a list for a struct, whose dtype.kind is 'V'.
+      const std::string descr = want["descr"].get<std::string>();
+      if (descr.front() == '[') {
+        CHECK(key_of(got, "dtype").is_null());
+        CHECK(key_of(got, "kind") == "V");
+      } else {
+        CHECK(key_of(got, "dtype") == descr.substr(1, descr.size() - 2));
+        CHECK(key_of(got, "kind") == descr.substr(2, 1));
       }
       if (want.contains("nbytes") && !want["nbytes"].is_null()) {
         CHECK(got["nbytes"] == want["nbytes"]);
@@ -417,14 +441,14 @@ TEST_CASE("errors are shown like a compiler's, with a caret under the byte", "[c
   tree files;
   // A raw ESC in the header: escaped in the excerpt, caret under its escape.
   std::string bytes = padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }");
-  bytes[10 + 12] = '\x1b'; // inside '<f8'
+  bytes[10 + 16] = '\x1b'; // between two items (inside a string it would be part of a name)
   std::ofstream(files.path("esc.npy"), std::ios::binary) << bytes;
 
   full_run result = run_full({"check", files.path("esc.npy")});
   CHECK(result.status == 1);
   const auto lines = lines_of(result.out);
   REQUIRE(lines.size() == 3);
-  CHECK(lines[0] == files.path("esc.npy") + ":22: control_character: " + lines[0].substr(lines[0].find(": control_character: ") + 21));
+  CHECK(lines[0].rfind(files.path("esc.npy") + ":26: control_character: ", 0) == 0);
   CHECK(lines[1].rfind("  \\x93NUMPY\\x01\\x00", 0) == 0);
   CHECK(lines[1].find('\x1b') == std::string::npos);
   const std::size_t caret = lines[2].find('^');
@@ -554,4 +578,582 @@ TEST_CASE("the manual page names every option --help lists", "[cli]") {
     }
   }
   CHECK(options_seen >= 20);
+}
+
+// ---------------------------------------------------------------------------
+// Issue 11, items 7-12: streaming JSON, escaping, names that are not UTF-8,
+// flags in messages, dtype.str and dtype.kind, usage errors, special files.
+
+namespace {
+
+// A file of any version: the preamble, `dict` padded with spaces to a
+// multiple of 64 and '\n', then `data` zero bytes.
+std::string npy_file(std::string dict, int major, std::size_t data = 0) {
+  const std::size_t preamble = major == 1 ? 10 : 12;
+  dict.append(64 - (preamble + dict.size() + 1) % 64, ' ');
+  dict += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes.push_back(static_cast<char>(major));
+  bytes.push_back('\0');
+  for (std::size_t i = 0; i < preamble - 8; ++i) bytes.push_back(static_cast<char>((dict.size() >> (8 * i)) & 0xFF));
+  return bytes + dict + std::string(data, '\0');
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// What a terminal may be given: valid UTF-8 without C0 controls (but the
+// newline ending a line), DEL, C1 controls or bidi controls.
+bool terminal_safe(const std::string& text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const npyguard_cli::utf8_step step = npyguard_cli::next_utf8(text, at);
+    if (!step.valid) return false;
+    const char32_t c = step.code_point;
+    if ((c < 0x20 && c != '\n') || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+        (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069)) {
+      return false;
+    }
+    at += step.length;
+  }
+  return true;
+}
+
+// A JSON string of base64, decoded ("" when it is not a string).
+std::string base64_decoded(const nlohmann::json& value) {
+  if (!value.is_string()) return {};
+  const std::string text = value.get<std::string>();
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (const char c : text) {
+    if (c == '=') break;
+    const std::size_t value = alphabet.find(c);
+    REQUIRE(value != std::string::npos);
+    bits = (bits << 6) | static_cast<std::uint32_t>(value);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<char>((bits >> count) & 0xFF));
+    }
+  }
+  return out;
+}
+
+// The tool in a child whose address space is limited to `limit` bytes,
+// standard output to `out_path`. RLIMIT_AS, unlike the peak RSS a parent
+// sees (which includes the pages the child shared with it before exec),
+// counts the tool alone.
+int run_limited(const std::vector<std::string>& arguments, const std::string& out_path, rlim_t limit) {
+  std::vector<std::string> copies = arguments;
+  std::string tool = NPYGUARD_TOOL_PATH;
+  std::vector<char*> argv{tool.data()};
+  for (auto& argument : copies) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const rlimit bound{limit, limit};
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (out < 0 || null < 0 || ::setrlimit(RLIMIT_AS, &bound) != 0) _exit(126);
+    ::dup2(out, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace
+
+TEST_CASE("json_writer writes what nlohmann::json dumps", "[cli][json]") {
+  const auto dumped = [](const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  // Strings: every control, quote and backslash, DEL, valid UTF-8 of every
+  // length, and bytes that are not UTF-8 (overlong, surrogates, cut off).
+  const std::vector<std::string> pieces = {
+      "a", "\"", "\\", "\b", "\f", "\n", "\r", "\t", std::string(1, '\0'), "\x01", "\x1f", "\x7f", "/",
+      "\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xc2\x9b", "\xe2\x80\xae", "\xff", "\xfe", "\x80",
+      "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf5", "\xe2\x82", "\xf0\x9f\x98", "\xc2"};
+  std::mt19937 random(12345);
+  for (int round = 0; round < 5000; ++round) {
+    std::string text;
+    const std::size_t length = random() % 8;
+    for (std::size_t i = 0; i < length; ++i) text += pieces[random() % pieces.size()];
+    std::string written;
+    {
+      npyguard_cli::json_writer out(written);
+      out.string(text);
+    }
+    INFO(nlohmann::json(std::vector<unsigned char>(text.begin(), text.end())).dump());
+    REQUIRE(written == dumped(nlohmann::json(text)));
+  }
+  // A document: nesting, numbers, null, booleans, empty containers, keys in
+  // the order nlohmann's std::map keeps them.
+  nlohmann::json expected;
+  expected["a"] = nlohmann::json::array({1, nlohmann::json::object(), nlohmann::json::array(), nullptr});
+  expected["b"] = {{"c", 18446744073709551615ull}, {"d", false}, {"e", "x\ny"}};
+  expected["c"] = true;
+  std::string written;
+  {
+    npyguard_cli::json_writer out(written);
+    out.begin_object();
+    out.key("a");
+    out.begin_array();
+    out.number(1);
+    out.begin_object();
+    out.end_object();
+    out.begin_array();
+    out.end_array();
+    out.null();
+    out.end_array();
+    out.key("b");
+    out.begin_object();
+    out.key("c");
+    out.number(18446744073709551615ull);
+    out.key("d");
+    out.boolean(false);
+    out.key("e");
+    out.string("x\ny");
+    out.end_object();
+    out.key("c");
+    out.boolean(true);
+    out.end_object();
+    out.end_line();
+  }
+  CHECK(written == dumped(expected) + "\n");
+}
+
+TEST_CASE("inspect --json of a 1 MiB header needs no more memory than check", "[cli][json]") {
+  // 50,000 fields, a 950 KB header (the default max_header_bytes is 1 MiB).
+  // nlohmann::json's tree of it took about 90 MB of memory (96 MiB of
+  // address space); check --json, which has no tree to write, fits in 24
+  // MiB, and the streamed inspect --json must too (48 MiB leaves room for
+  // another C library or build type).
+  constexpr int fields = 50000;
+  std::string dict = "{'descr': [";
+  for (int i = 1; i <= fields; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "f%05d", i);
+    dict += std::string("('") + name + "', '<i4'), ";
+  }
+  dict += "], 'fortran_order': False, 'shape': (0,), }";
+  REQUIRE(dict.size() > 900000);
+  tree files;
+  write_bytes(files.path("wide.npy"), npy_file(dict, 2));
+  const std::string out = files.path("out.json");
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr bool sanitized = true; // AddressSanitizer reserves terabytes of address space
+#elif defined(__has_feature)
+  constexpr bool sanitized = __has_feature(address_sanitizer);
+#else
+  constexpr bool sanitized = false;
+#endif
+  const rlim_t limit = sanitized ? RLIM_INFINITY : rlim_t{48} << 20;
+  CHECK(run_limited({"check", "--json", files.path("wide.npy")}, out, limit) == 0);
+  REQUIRE(run_limited({"inspect", "--json", files.path("wide.npy")}, out, limit) == 0);
+  const auto model = nlohmann::json::parse(slurp(out));
+  REQUIRE(model["dtype"]["fields"].size() == static_cast<std::size_t>(fields));
+  CHECK(model["dtype"]["fields"][fields - 1]["name"] == "f50000");
+  CHECK(model["dtype"]["fields"][fields - 1]["offset"] == 4 * (fields - 1));
+  CHECK(key_of(model, "kind") == "V");
+}
+
+TEST_CASE("no output path lets a control, C1 or bidi character reach the terminal", "[cli][escape]") {
+  tree files;
+  const std::string ok = golden + "scalar_lt_f8.npy";
+  // A raw 0x9B byte (not UTF-8), U+009B (CSI) as UTF-8, U+202E (right-to-
+  // left override), ESC and a backslash in a file name.
+  const std::string hostile = "n_\x9b_\xc2\x9b_\xe2\x80\xae_\x1b_\\";
+  const std::string shown = "n_\\x9b_\\u009b_\\u202e_\\x1b_\\\\";
+  files.copy(ok, hostile + ".npy");
+  files.copy(golden + "object_mixed.npy", hostile + "bad.npy");
+
+  // check: the verdict lines and the summary.
+  full_run result = run_full({"check", files.path(hostile + ".npy"), files.path(hostile + "bad.npy")});
+  CHECK(result.status == 1);
+  CHECK(terminal_safe(result.out));
+  CHECK(terminal_safe(result.err));
+  auto lines = lines_of(result.out);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].rfind(files.path(shown + ".npy: ok, "), 0) == 0);
+  CHECK(lines[1].rfind(files.path(shown + "bad.npy:20: object_dtype: "), 0) == 0);
+
+  // inspect: the name line, and field names and titles in the tree: the
+  // 1.0 header spells them with Python's escapes, which the library
+  // decodes (to U+009B, U+202E, ESC).
+  write_bytes(files.path(hostile + "fields.npy"),
+              npy_file("{'descr': [('\\x9b31mRED', '<i4'), (('\\u202etitle', '\\x1b[2J'), '<i4')], "
+                       "'fortran_order': False, 'shape': (1,), }",
+                       1, 8));
+  result = run_full({"inspect", files.path(hostile + "fields.npy")});
+  CHECK(result.status == 0);
+  CHECK(terminal_safe(result.out));
+  CHECK(result.out.rfind(files.path(shown + "fields.npy\n"), 0) == 0);
+  CHECK(result.out.find("    '\\u009b31mRED' at offset 0, 4 bytes: <i4") != std::string::npos);
+  CHECK(result.out.find("    '\\x1b[2J' (title '\\u202etitle') at offset 4") != std::string::npos);
+  // The descr row and check's descr: numpy's repr, with its own escapes
+  // (not doubled).
+  CHECK(result.out.find("  descr           [('\\x9b31mRED', '<i4'), (('\\u202etitle', '\\x1b[2J'), '<i4')]\n") !=
+        std::string::npos);
+  result = run_full({"check", files.path(hostile + "fields.npy")});
+  CHECK(terminal_safe(result.out));
+  CHECK(result.out.find(", descr [('\\x9b31mRED', '<i4'), (('\\u202etitle', '\\x1b[2J'), '<i4')], shape (1,)") !=
+        std::string::npos);
+
+  // The excerpt: every byte that is not printable ASCII as \xNN, also
+  // valid UTF-8 (a 3.0 header with U+202E and U+009B raw in a name).
+  write_bytes(files.path("raw.npy"),
+              npy_file("{'descr': [('\xe2\x80\xae\xc2\x9b', '<i4')], 'nope': 1, 'fortran_order': False, 'shape': (1,), }",
+                       3, 4));
+  result = run_full({"check", files.path("raw.npy")});
+  CHECK(result.status == 1);
+  CHECK(terminal_safe(result.out));
+  lines = lines_of(result.out);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[1].find("('\\xe2\\x80\\xae\\xc2\\x9b', '<i4')") != std::string::npos);
+  // ... and inspect's report of an invalid file.
+  result = run_full({"inspect", files.path(hostile + "bad.npy")});
+  CHECK(result.status == 1);
+  CHECK(terminal_safe(result.out));
+  CHECK(result.out.rfind(files.path(shown + "bad.npy:20: object_dtype: "), 0) == 0);
+
+  // A message that quotes a name (numpy's repr escapes U+202E too).
+  write_bytes(files.path("twice.npy"),
+              npy_file("{'descr': [('\\u202e', '<i4'), ('\\u202e', '<i4')], 'fortran_order': False, 'shape': (1,), }",
+                       1, 8));
+  result = run_full({"check", files.path("twice.npy")});
+  CHECK(result.status == 1);
+  CHECK(terminal_safe(result.out));
+  CHECK(result.out.find(": duplicate_field_name: ") != std::string::npos);
+
+  // canon's error line on standard error.
+  result = run_full({"canon", files.path(hostile + "bad.npy"), files.path("out.npy")});
+  CHECK(result.status == 1);
+  CHECK(terminal_safe(result.err));
+  CHECK(result.err.rfind("npyguard canon: " + files.path(shown + "bad.npy:20: object_dtype: "), 0) == 0);
+
+  // Usage errors that echo an argument.
+  result = run_full({"check", "--x" + hostile, ok});
+  CHECK(result.status == 2);
+  CHECK(terminal_safe(result.err));
+  CHECK(result.err.find("--x" + shown) != std::string::npos);
+  result = run_full({"inspect", ok, hostile});
+  CHECK(result.status == 2);
+  CHECK(terminal_safe(result.err));
+  CHECK(result.err.find(shown) != std::string::npos);
+  result = run_full({"check", "--max-depth", hostile, ok});
+  CHECK(result.status == 2);
+  CHECK(terminal_safe(result.err));
+  CHECK(result.err.find("'" + shown + "'") != std::string::npos);
+  result = run_full({hostile});
+  CHECK(result.status == 2);
+  CHECK(terminal_safe(result.err));
+}
+
+TEST_CASE("--json keeps names that are not UTF-8 apart: \\xNN in file, the bytes in file_bytes", "[cli][json]") {
+  tree files;
+  const std::string ok = golden + "scalar_lt_f8.npy";
+  files.copy(ok, "bad_\xff\xfe.npy");
+  files.copy(ok, "bad_\xff\xfd.npy");
+  files.copy(golden + "object_mixed.npy", "bad_\xe2\x82.npy"); // a cut-off UTF-8 sequence
+  files.copy(ok, "literal_\\xff.npy");                        // valid UTF-8 that looks like an escape
+  files.copy(ok, "\xc3\xa9t\xc3\xa9.npy");
+
+  const std::vector<std::string> names = {"bad_\xff\xfe.npy", "bad_\xff\xfd.npy", "bad_\xe2\x82.npy",
+                                          "literal_\\xff.npy", "\xc3\xa9t\xc3\xa9.npy"};
+  const std::vector<std::string> shown = {"bad_\\xff\\xfe.npy", "bad_\\xff\\xfd.npy", "bad_\\xe2\\x82.npy",
+                                          "literal_\\xff.npy", "\xc3\xa9t\xc3\xa9.npy"};
+  std::vector<std::string> arguments = {"check", "--json"};
+  for (const auto& name : names) arguments.push_back(files.path(name));
+  const full_run result = run_full(arguments);
+  CHECK(result.status == 1);
+  const auto lines = lines_of(result.out);
+  REQUIRE(lines.size() == names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    INFO(shown[i]);
+    const auto report = nlohmann::json::parse(lines[i]);
+    CHECK(report["file"] == files.path(shown[i]));
+    const bool utf8 = i >= 3;
+    CHECK(report.contains("file_bytes") == !utf8);
+    if (!utf8) CHECK(base64_decoded(key_of(report, "file_bytes")) == files.path(names[i]));
+  }
+  CHECK(lines[0].find("\"file\":\"" + files.path("bad_\\\\xff\\\\xfe.npy") + "\"") != std::string::npos);
+  CHECK(lines[0] != lines[1]);
+
+  const auto inspected = nlohmann::json::parse(run_full({"inspect", "--json", files.path(names[0])}).out);
+  CHECK(inspected["file"] == files.path(shown[0]));
+  CHECK(base64_decoded(key_of(inspected, "file_bytes")) == files.path(names[0]));
+  CHECK(inspected["valid"] == true);
+  const auto failed = nlohmann::json::parse(run_full({"inspect", "--json", files.path(names[2])}).out);
+  CHECK(failed["file"] == files.path(shown[2]));
+  CHECK(base64_decoded(key_of(failed, "file_bytes")) == files.path(names[2]));
+}
+
+TEST_CASE("messages name the command's flags, not the library's options", "[cli]") {
+  tree files;
+  const std::string ok = golden + "scalar_lt_f8.npy";
+  struct expectation {
+    std::vector<std::string> arguments;
+    const char* code;
+    const char* flag;
+  };
+  const std::vector<expectation> cases = {
+      {{NPYGUARD_SOURCE_DIR "/examples/polyglot.npy"}, "trailing_data", "use --allow-trailing-data"},
+      {{golden + "object_mixed.npy"}, "object_dtype", "use --allow-object"},
+      {{"--max-header-bytes", "64", ok}, "header_too_large", "--max-header-bytes (64)"},
+      {{"--max-data-bytes", "7", ok}, "data_too_large", "--max-data-bytes (7)"},
+      {{"--max-depth", "0", ok}, "depth_exceeded", "--max-depth"},
+  };
+  for (const auto& item : cases) {
+    INFO(item.code);
+    std::vector<std::string> text = {"check"};
+    text.insert(text.end(), item.arguments.begin(), item.arguments.end());
+    std::vector<std::string> json = {"check", "--json"};
+    json.insert(json.end(), item.arguments.begin(), item.arguments.end());
+    const std::string line = lines_of(run_full(text).out).at(0);
+    CHECK(line.find(std::string(": ") + item.code + ": ") != std::string::npos);
+    CHECK(line.find(item.flag) != std::string::npos);
+    const auto report = nlohmann::json::parse(lines_of(run_full(json).out).at(0));
+    CHECK(report["error"]["code"] == item.code);
+    const std::string message = report["error"]["message"].get<std::string>();
+    CHECK(message.find(item.flag) != std::string::npos);
+    for (const char* library : {"set ", "allow_", "limits.", "max_"}) CHECK(message.find(library) == std::string::npos);
+  }
+  // A name in the header that looks like an option stays as it is.
+  write_bytes(files.path("key.npy"),
+              padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'set allow_object': 1}"));
+  const auto report = nlohmann::json::parse(run_full({"check", "--json", files.path("key.npy")}).out);
+  CHECK(report["error"]["code"] == "unknown_key");
+  CHECK(report["error"]["message"].get<std::string>().find("'set allow_object'") != std::string::npos);
+}
+
+TEST_CASE("--json gives numpy's dtype.str and dtype.kind; inspect keeps dtype as the tree", "[cli][json]") {
+  tree files;
+  // Type strings numpy reads but spells differently, and what numpy 1.24's
+  // np.dtype(...).str and .kind say for them.
+  struct expectation {
+    const char* descr;
+    const char* str; // nullptr: a struct
+    const char* kind;
+  };
+  const std::vector<expectation> cases = {
+      {"'<b1'", "|b1", "b"},           {"'>i1'", "|i1", "i"},         {"'<u1'", "|u1", "u"},
+      {"'>i8'", ">i8", "i"},           {"'<u2'", "<u2", "u"},         {"'<f2'", "<f2", "f"},
+      {"'>c16'", ">c16", "c"},         {"'<S3'", "|S3", "S"},         {"'>V2'", "|V2", "V"},
+      {"'<U5'", "<U5", "U"},           {"'>U0'", ">U0", "U"},         {"'|O8'", "|O", "O"},
+      {"'<M8'", "<M8", "M"},           {"'>M8[10ms]'", ">M8[10ms]", "M"}, {"'<m8[3D]'", "<m8[3D]", "m"},
+      {"[('a', '<i4')]", nullptr, "V"}, {"[]", nullptr, "V"},
+  };
+  for (const auto& item : cases) {
+    INFO(item.descr);
+    write_bytes(files.path("t.npy"),
+                npy_file(std::string("{'descr': ") + item.descr + ", 'fortran_order': False, 'shape': (0,), }", 1));
+    const auto checked = nlohmann::json::parse(run_full({"check", "--json", "--allow-object", files.path("t.npy")}).out);
+    REQUIRE(checked["valid"] == true);
+    CHECK(key_of(checked, "kind") == item.kind);
+    const auto inspected =
+        nlohmann::json::parse(run_full({"inspect", "--json", "--allow-object", files.path("t.npy")}).out);
+    REQUIRE(inspected["valid"] == true);
+    CHECK(key_of(inspected, "kind") == item.kind);
+    CHECK(inspected["dtype"].is_object()); // the tree, as before
+    if (item.str == nullptr) {
+      CHECK(key_of(checked, "dtype").is_null());
+      CHECK(checked.contains("dtype"));
+      CHECK(inspected["dtype"]["kind"] == "struct");
+      CHECK_FALSE(inspected["dtype"].contains("type"));
+    } else {
+      CHECK(key_of(checked, "dtype") == item.str);
+      CHECK(inspected["dtype"]["type"] == item.str);
+    }
+  }
+}
+
+TEST_CASE("usage errors start with npyguard: and say what to run; byte sizes take K, M, G", "[cli]") {
+  tree files;
+  const std::string ok = golden + "scalar_lt_f8.npy"; // 24 data bytes, HEADER_LEN 118
+  struct expectation {
+    std::vector<std::string> arguments;
+    const char* help; // the command named in the hint
+  };
+  const std::vector<expectation> cases = {
+      {{}, "npyguard --help"},
+      {{"frobnicate"}, "npyguard --help"},
+      {{"--no-such-option"}, "npyguard --help"},
+      {{"check"}, "npyguard check --help"},
+      {{"check", "--no-such-option", ok}, "npyguard check --help"},
+      {{"check", "--max-depth", "-1", ok}, "npyguard check --help"},
+      {{"check", "--max-depth", "200", ok}, "npyguard check --help"},
+      {{"check", "--all-files", ok}, "npyguard check --help"},
+      {{"inspect", ok, ok}, "npyguard inspect --help"},
+      {{"inspect", "--max-ndim", "x", ok}, "npyguard inspect --help"},
+      {{"canon", ok}, "npyguard canon --help"},
+      {{"canon", "-", ok}, "npyguard canon --help"},
+  };
+  for (const auto& item : cases) {
+    std::string shown;
+    for (const auto& argument : item.arguments) shown += argument + " ";
+    INFO(shown);
+    const full_run result = run_full(item.arguments);
+    CHECK(result.status == 2);
+    CHECK(result.out.empty());
+    const auto lines = lines_of(result.err);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].rfind("npyguard: ", 0) == 0);
+    const std::string hint = std::string("; run '") + item.help + "'";
+    CHECK(lines[0].size() > hint.size());
+    CHECK(lines[0].compare(lines[0].size() - hint.size(), hint.size(), hint) == 0);
+  }
+  CHECK(run_full({"check", "--max-depth", "-1", ok}).err ==
+        "npyguard: --max-depth: '-1' is not a decimal number; run 'npyguard check --help'\n");
+
+  // K, M, G are powers of 1024: arrays of exactly 1 KiB, 1 MiB and 1 GiB
+  // (sparse files: the data is never read).
+  const std::pair<const char*, std::uint64_t> sizes[] = {{"K", 1ull << 10}, {"M", 1ull << 20}, {"G", 1ull << 30}};
+  for (const auto& [suffix, bytes] : sizes) {
+    INFO(suffix);
+    const std::string path = files.path(std::string("size") + suffix + ".npy");
+    write_bytes(path, npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(bytes) + ",), }", 1));
+    REQUIRE(::truncate(path.c_str(), static_cast<off_t>(128 + bytes)) == 0);
+    CHECK(run_full({"check", "--max-data-bytes", std::string("1") + suffix, path}).status == 0);
+    CHECK(run_full({"check", "--max-data-bytes", std::to_string(bytes - 1), path}).status == 1);
+    CHECK(run_full({"check", "--max-data-bytes", std::to_string(bytes), path}).status == 0);
+  }
+  CHECK(run_full({"check", "--max-header-bytes", "1K", ok}).status == 0);
+  CHECK(run_full({"check", "--max-header-bytes", "4095M", ok}).status == 0);
+  CHECK(run_full({"check", "--max-header-bytes", "3", ok}).status == 1);
+  CHECK(run_full({"check", "--max-data-bytes", "17179869183G", ok}).status == 0); // 2^64 - 2^30
+  for (const char* bad : {"4G", "4096M", "4194304K", "4294967296", "1k", "01K", "0x1K", "-1K", "1KK", "K", "1 K",
+                          "1.5K", "+1K"}) {
+    INFO(bad);
+    const full_run result = run_full({"check", "--max-header-bytes", bad, ok});
+    CHECK(result.status == 2);
+    CHECK(result.err.rfind("npyguard: --max-header-bytes: '", 0) == 0);
+  }
+  for (const char* bad : {"17179869184G", "17592186044416M", "18014398509481984K", "18446744073709551616", "1g"}) {
+    INFO(bad);
+    CHECK(run_full({"check", "--max-data-bytes", bad, ok}).status == 2);
+  }
+  // Suffixes only where the number is a size.
+  CHECK(run_full({"check", "--max-depth", "1K", ok}).status == 2);
+  CHECK(run_full({"check", "-j", "1K", ok}).status == 2);
+
+  // --timeout: seconds whose milliseconds fit in 32 bits.
+  CHECK(run_full({"check", "--timeout", "4294967", ok}).status == 0);
+  CHECK(run_full({"inspect", "--timeout", "0", ok}).status == 0);
+  for (const char* bad : {"4294968", "-1", "1.5", "1K", "010", ""}) {
+    INFO(bad);
+    CHECK(run_full({"check", "--timeout", bad, ok}).status == 2);
+    CHECK(run_full({"inspect", "--timeout", bad, ok}).status == 2);
+  }
+}
+
+TEST_CASE("a FIFO named as FILE waits at most --timeout; -r reports special files unopened", "[cli][walk]") {
+  tree files;
+  REQUIRE(::mkfifo(files.path("pipe.npy").c_str(), 0600) == 0);
+  // Nobody writes: without the timeout the check would wait forever (the
+  // shell's timeout(1) turns that into a failure instead of a hang).
+  const auto started = std::chrono::steady_clock::now();
+  const std::string command = "timeout 60 " + shell_quoted(NPYGUARD_TOOL_PATH) + " check --json --timeout 1 " +
+                              shell_quoted(files.path("pipe.npy")) + " > " + shell_quoted(files.path("out"));
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
+  const auto report = nlohmann::json::parse(slurp(files.path("out")));
+  CHECK(report["error"]["code"] == "io_error");
+  CHECK(report["error"]["message"].get<std::string>().find("--timeout") != std::string::npos);
+  const std::string inspect_fifo = "timeout 60 " + shell_quoted(NPYGUARD_TOOL_PATH) + " inspect --timeout 1 " +
+                                   shell_quoted(files.path("pipe.npy")) + " > /dev/null";
+  const int inspected = std::system(inspect_fifo.c_str());
+  CHECK(WIFEXITED(inspected));
+  CHECK(WEXITSTATUS(inspected) == 2);
+
+  // Standard input from a pipe whose writer stays open and silent.
+  int channel[2];
+  REQUIRE(::pipe(channel) == 0);
+  const std::string out_path = files.path("stdin.json");
+  std::string tool = NPYGUARD_TOOL_PATH;
+  std::vector<std::string> words = {"check", "--json", "--timeout", "1", "-"};
+  std::vector<char*> argv{tool.data()};
+  for (auto& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) _exit(126);
+    ::dup2(channel[0], 0);
+    ::dup2(out, 1);
+    ::close(channel[1]);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ::close(channel[0]);
+  int child_status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  pid_t ended = 0;
+  while ((ended = ::waitpid(child, &child_status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+    ::usleep(10000);
+  }
+  if (ended == 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &child_status, 0);
+  }
+  ::close(channel[1]);
+  REQUIRE(ended == child);
+  CHECK(WIFEXITED(child_status));
+  CHECK(WEXITSTATUS(child_status) == 2);
+  const auto from_stdin = nlohmann::json::parse(slurp(out_path));
+  CHECK(from_stdin["error"]["code"] == "io_error");
+  CHECK(from_stdin["error"]["message"].get<std::string>().find("--timeout") != std::string::npos);
+
+  // Under -r a FIFO or a socket is never opened (opening that FIFO would
+  // block), but reported when its name is one the walk takes.
+  files.directory("d");
+  files.copy(golden + "scalar_lt_f8.npy", "d/a.npy");
+  REQUIRE(::mkfifo(files.path("d/b.npy").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo(files.path("d/c").c_str(), 0600) == 0);
+  const int server = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(server >= 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string socket_path = files.path("d/s.npy");
+  REQUIRE(socket_path.size() < sizeof address.sun_path);
+  std::copy(socket_path.begin(), socket_path.end(), address.sun_path);
+  REQUIRE(::bind(server, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  ::close(server);
+
+  for (const bool all : {false, true}) {
+    INFO("--all-files " << all);
+    const std::string run_walk = "timeout 60 " + shell_quoted(NPYGUARD_TOOL_PATH) + " check -r --json " +
+                                 (all ? "--all-files " : "") + shell_quoted(files.path("d")) + " > " +
+                                 shell_quoted(files.path("out")) + " 2>/dev/null";
+    const int walked = std::system(run_walk.c_str());
+    CHECK(WIFEXITED(walked));
+    CHECK(WEXITSTATUS(walked) == 2);
+    const auto lines = lines_of(slurp(files.path("out")));
+    std::vector<std::string> named;
+    for (const auto& line : lines) {
+      const auto entry = nlohmann::json::parse(line);
+      named.push_back(entry["file"].get<std::string>());
+      if (entry["file"] == files.path("d/a.npy")) {
+        CHECK(entry["valid"] == true);
+      } else {
+        CHECK(entry["error"]["code"] == "io_error");
+        CHECK(entry["error"]["offset"].is_null());
+        const std::string message = entry["error"]["message"].get<std::string>();
+        CHECK(message.find(entry["file"] == socket_path ? "is a socket" : "is a FIFO") == 0);
+      }
+    }
+    std::vector<std::string> expected = {files.path("d/a.npy"), files.path("d/b.npy")};
+    if (all) expected.push_back(files.path("d/c"));
+    expected.push_back(socket_path);
+    CHECK(named == expected);
+  }
 }

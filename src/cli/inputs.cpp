@@ -2,11 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -18,6 +20,25 @@ constexpr std::size_t recorded_prefix = 64 * 1024;
 
 bool has_npy_suffix(const std::string& name) {
   return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
+}
+
+// What a special file is, for its io_error.
+const char* special_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return nullptr;
+}
+
+const char* special_kind(unsigned char d_type) {
+  switch (d_type) {
+    case DT_FIFO: return "a FIFO";
+    case DT_SOCK: return "a socket";
+    case DT_CHR: return "a character device";
+    case DT_BLK: return "a block device";
+    default: return nullptr;
+  }
 }
 
 std::string join(const std::string& directory, const std::string& name) {
@@ -52,37 +73,68 @@ public:
     std::sort(entries.begin(), entries.end());
     for (const auto& [name, type] : entries) {
       const std::string child = join(path, name);
+      const bool wanted = options_.all_files || has_npy_suffix(name);
       if (type == DT_REG) {
-        if (options_.all_files || has_npy_suffix(name)) out_.push_back({child, false, {}});
+        if (wanted) out_.push_back({child, false, {}});
         continue;
       }
-      if (type != DT_DIR && type != DT_UNKNOWN) continue; // links, FIFOs, devices, sockets
+      if (const char* kind = special_kind(type)) {
+        if (wanted) special(child, kind);
+        continue;
+      }
+      if (type != DT_DIR && type != DT_UNKNOWN) continue; // symbolic links
       struct stat child_info {};
       if (::lstat(child.c_str(), &child_info) != 0) {
         out_.push_back({child, false, std::string("cannot stat: ") + std::strerror(errno)});
       } else if (S_ISDIR(child_info.st_mode)) {
         directory(child, child_info);
-      } else if (S_ISREG(child_info.st_mode) && (options_.all_files || has_npy_suffix(name))) {
+      } else if (S_ISREG(child_info.st_mode) && wanted) {
         out_.push_back({child, false, {}});
+      } else if (const char* what = special_kind(child_info.st_mode); what != nullptr && wanted) {
+        special(child, what);
       }
-      // Symbolic links, FIFOs, devices and sockets inside a walk are skipped.
+      // Symbolic links inside a walk are skipped.
     }
   }
 
 private:
+  // A FIFO, socket or device that a walk meets is never opened: opening a
+  // FIFO blocks until a writer comes, reading a device may never end or
+  // have effects (a tape rewinds), and nobody named it. It is reported, so
+  // that a .npy name that is not a file does not pass unnoticed.
+  void special(const std::string& path, const char* kind) {
+    out_.push_back({path, false, std::string("is ") + kind + "; not opened (under -r, FIFOs, sockets and devices "
+                                                             "are reported, never read)"});
+  }
+
   const walk_options& options_;
   std::vector<input>& out_;
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
 
 // A byte_source over a descriptor that keeps the first bytes it delivers.
+// With a timeout (--timeout) it waits in poll(2), as the library's own
+// descriptor source does, so that standard input from a pipe nobody writes
+// to ends in io_error ("no input within the time allowed") instead of
+// waiting forever; a descriptor left non-blocking is polled too.
 class recording_source final : public npyguard::byte_source {
 public:
-  explicit recording_source(int fd) noexcept : fd_(fd) {}
+  recording_source(int fd, std::uint32_t timeout_ms) noexcept
+      : fd_(fd), timed_(timeout_ms != 0),
+        deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    poll_first_ = timed_ || (flags >= 0 && (flags & O_NONBLOCK) != 0);
+  }
+
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
     for (;;) {
+      if (poll_first_ && !wait_readable()) return -1;
       const ssize_t n = ::read(fd_, buffer, size);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        poll_first_ = true;
+        continue;
+      }
       if (n > 0 && prefix_.size() < recorded_prefix) {
         const std::size_t keep = std::min(static_cast<std::size_t>(n), recorded_prefix - prefix_.size());
         try {
@@ -96,7 +148,30 @@ public:
   [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
 
 private:
+  // True when a read will not block; false with errno set (ETIMEDOUT when
+  // the deadline passed, which the library words as a timeout).
+  bool wait_readable() noexcept {
+    for (;;) {
+      int wait_ms = -1;
+      if (timed_) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+          errno = ETIMEDOUT;
+          return false;
+        }
+        wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), 1 << 30));
+      }
+      pollfd entry{fd_, POLLIN, 0};
+      const int ready = ::poll(&entry, 1, wait_ms);
+      if (ready > 0) return true;
+      if (ready < 0 && errno != EINTR) return false;
+    }
+  }
+
   int fd_;
+  bool timed_;
+  bool poll_first_ = false;
+  std::chrono::steady_clock::time_point deadline_;
   std::string prefix_;
 };
 
@@ -145,7 +220,7 @@ checked check_input(const input& item, const npyguard::options& opts, std::size_
   }
   std::string prefix;
   if (item.standard_input) {
-    recording_source source(0);
+    recording_source source(0, opts.timeout_ms);
     out.verdict = npyguard::validate_stream(source, opts);
     prefix = source.prefix();
   } else {

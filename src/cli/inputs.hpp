@@ -12,7 +12,7 @@
 namespace npyguard_cli {
 
 // One file to check: a path, standard input ("-"), or a problem found while
-// expanding the arguments (a directory without -r, an unreadable directory).
+// expanding the arguments (an unreadable directory, a FIFO met in a walk).
 struct input {
   std::string name;
   bool standard_input = false;
@@ -27,8 +27,10 @@ struct walk_options {
 
 // Arguments in order; directories (with -r) contribute their regular files
 // in sorted order, depth first. Symbolic links met inside a walk are not
-// followed (so a walk cannot loop through them); directories reached twice
-// (bind mounts) are skipped. Links named on the command line are followed.
+// followed (so a walk cannot loop through them); FIFOs, sockets and devices
+// met inside a walk with a name the walk takes are inputs with a problem,
+// never opened; directories reached twice (bind mounts) are skipped. Links
+// named on the command line are followed.
 [[nodiscard]] std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk);
 
 // A verdict and, for an error with an offset, the bytes of the file around

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -13,11 +14,11 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "inputs.hpp"
 #include "npyguard/npyguard.hpp"
 #include "report.hpp"
+#include "text.hpp"
 
 namespace {
 
@@ -34,50 +35,98 @@ const char* const exit_status_text =
 
 void write_out(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-std::string json_text(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
 bool is_io(const npyguard::result& verdict) {
   return !verdict.ok() && (verdict.failure().code == npyguard::error_code::io_error ||
                            verdict.failure().code == npyguard::error_code::out_of_memory);
 }
 
-// Plain decimal numbers only: CLI11 would read "050" as octal, "0x10" as
-// hex, and wrap "-1" into an unsigned limit of 2^64-1.
-const CLI::Validator decimal(
-    [](std::string& text) -> std::string {
-      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-        return "'" + text + "' is not a decimal number";
-      }
-      if (text.size() > 1 && text[0] == '0') return "'" + text + "' has a leading zero";
-      if (text.size() > 20 || (text.size() == 20 && text > "18446744073709551615")) {
-        return "'" + text + "' is above 2^64-1";
-      }
-      return {};
-    },
-    "NUMBER", "decimal");
+// Numbers are plain decimals: CLI11 would read "050" as octal, "0x10" as
+// hex, and wrap "-1" into an unsigned limit of 2^64-1. With `suffixes`, a
+// K, M or G after the digits multiplies by 1024, 1024^2 or 1024^3. The
+// validator checks the range itself, so no value wraps around when CLI11
+// converts it, and leaves the plain decimal value for CLI11 to convert.
+CLI::Validator decimal_number(std::uint64_t lowest, std::uint64_t highest, bool suffixes = false) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const std::string quoted = "'" + text + "'";
+        std::string digits = text;
+        unsigned shift = 0;
+        if (suffixes && !digits.empty()) {
+          const char last = digits.back();
+          shift = last == 'K' ? 10 : last == 'M' ? 20 : last == 'G' ? 30 : 0;
+          if (shift != 0) digits.pop_back();
+        }
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+          return quoted + (suffixes ? " is not a decimal number (optionally followed by K, M or G)"
+                                    : " is not a decimal number");
+        }
+        if (digits.size() > 1 && digits[0] == '0') return quoted + " has a leading zero";
+        const std::string above = quoted + " is above " + std::to_string(highest);
+        std::uint64_t value = 0;
+        for (const char digit : digits) {
+          const auto d = static_cast<std::uint64_t>(digit - '0');
+          if (value > (UINT64_MAX - d) / 10) return above;
+          value = value * 10 + d;
+        }
+        if (shift != 0 && value > (UINT64_MAX >> shift)) return above;
+        value <<= shift;
+        if (value > highest) return above;
+        if (value < lowest) return quoted + " is below " + std::to_string(lowest);
+        text = std::to_string(value);
+        return {};
+      },
+      ""); // the options' type names say what the number is
+}
 
 // The acceptance policy, shared by the commands that validate.
 void add_policy_options(CLI::App& command, npyguard::options& opts) {
   command.add_flag("--allow-object", opts.allow_object,
                    "Accept object ('O') dtypes; the pickle is never read, data-size checks are skipped");
   command.add_flag("--allow-trailing-data", opts.allow_trailing_data, "Accept bytes after the array data");
-  command.add_option("--max-header-bytes", opts.limits.max_header_bytes, "Largest accepted HEADER_LEN")
+  command
+      .add_option("--max-header-bytes", opts.limits.max_header_bytes,
+                  "Largest accepted HEADER_LEN, up to 4294967295 (suffixes K, M, G: times 1024, 1024^2, 1024^3)")
       ->default_val(opts.limits.max_header_bytes)
-      ->check(decimal)
-      ->check(CLI::Range(0u, 0xFFFF'FFFFu));
-  command.add_option("--max-depth", opts.limits.max_depth, "Deepest nesting of lists and tuples (at most 199, Python's own limit inside the dict)")
+      ->transform(decimal_number(0, UINT32_MAX, true))
+      ->type_name("BYTES");
+  command
+      .add_option("--max-depth", opts.limits.max_depth,
+                  "Deepest nesting of lists and tuples (at most 199, Python's own limit inside the dict)")
       ->default_val(opts.limits.max_depth)
-      ->check(decimal)
-      ->check(CLI::Range(0u, npyguard::hard_max_depth));
+      ->transform(decimal_number(0, npyguard::hard_max_depth))
+      ->type_name("N");
   command.add_option("--max-ndim", opts.limits.max_ndim, "Most dimensions in the shape")
       ->default_val(opts.limits.max_ndim)
-      ->check(decimal)
-      ->check(CLI::Range(0u, 0xFFFF'FFFFu));
-  command.add_option("--max-data-bytes", opts.limits.max_data_bytes,
-                     "Largest accepted array size in bytes (default: no limit)")
-      ->check(decimal);
+      ->transform(decimal_number(0, UINT32_MAX))
+      ->type_name("N");
+  command
+      .add_option("--max-data-bytes", opts.limits.max_data_bytes,
+                  "Largest accepted array size in bytes (default: no limit; suffixes K, M, G)")
+      ->transform(decimal_number(0, UINT64_MAX, true))
+      ->type_name("BYTES");
+}
+
+// options::timeout_ms holds milliseconds in 32 bits.
+constexpr std::uint32_t max_timeout_seconds = UINT32_MAX / 1000;
+
+// --timeout: for check and inspect, whose inputs may be FIFOs and devices.
+void add_timeout_option(CLI::App& command, std::uint32_t& seconds) {
+  command
+      .add_option("--timeout", seconds,
+                  "Longest wait in seconds for a FIFO, socket or device named as FILE, or for standard input, then "
+                  "io_error (default and 0: no limit)")
+      ->transform(decimal_number(0, max_timeout_seconds))
+      ->type_name("SECONDS");
+}
+
+// Usage errors: one line on standard error, "npyguard: WHAT; run 'npyguard
+// [COMMAND] --help'", escaped like every other text the command prints (an
+// argument may be any bytes).
+int usage_error(const std::string& what, const std::string& command) {
+  const std::string help = command.empty() ? "npyguard --help" : "npyguard " + command + " --help";
+  std::fprintf(stderr, "npyguard: %s; run '%s'\n", npyguard_cli::escaped(what, npyguard_cli::shown_as::name).c_str(),
+               help.c_str());
+  return exit_usage_or_io;
 }
 
 struct check_settings {
@@ -87,6 +136,7 @@ struct check_settings {
   unsigned jobs = 0; // 0: the number of cores
   npyguard_cli::walk_options walk;
   std::vector<std::string> arguments;
+  std::uint32_t timeout_seconds = 0;
 };
 
 // "checked 1234 of 5000 files" on standard error, when it is a terminal and
@@ -194,7 +244,7 @@ int run_check(const check_settings& settings) {
     progress.erase();
     const std::string& name = inputs[i].name;
     if (settings.json) {
-      write_out(json_text(npyguard_cli::verdict_json(name, verdict)));
+      write_out(npyguard_cli::verdict_json(name, verdict));
     } else {
       write_out(npyguard_cli::verdict_line(name, verdict) + "\n");
       if (!settings.quiet) write_out(npyguard_cli::excerpt_lines(result));
@@ -239,22 +289,16 @@ int run_check(const check_settings& settings) {
 
 int run_inspect(const std::string& file, const npyguard::options& opts, bool json) {
   const npyguard_cli::input item{file, file == "-", {}};
-  const npyguard_cli::checked result = npyguard_cli::check_input(item, opts, excerpt_context);
-  if (const npyguard::header* model = result.verdict.value_if()) {
-    if (json) {
-      nlohmann::json out = npyguard_cli::verdict_json(file, result.verdict);
-      out["dtype"] = npyguard_cli::dtype_json(model->descr);
-      write_out(json_text(out));
-    } else {
-      write_out(npyguard_cli::inspect_text(file, *model));
-    }
-    return exit_valid;
-  }
+  const npyguard_cli::checked result = npyguard_cli::check_input(item, opts, json ? 0 : excerpt_context);
   if (json) {
-    write_out(json_text(npyguard_cli::verdict_json(file, result.verdict)));
+    // Streamed: the dtype tree of a large header is never held as a whole.
+    npyguard_cli::write_inspect_json(stdout, file, result.verdict);
+  } else if (const npyguard::header* model = result.verdict.value_if()) {
+    write_out(npyguard_cli::inspect_text(file, *model));
   } else {
     write_out(npyguard_cli::verdict_line(file, result.verdict) + "\n" + npyguard_cli::excerpt_lines(result));
   }
+  if (result.verdict.ok()) return exit_valid;
   return is_io(result.verdict) ? exit_usage_or_io : exit_invalid;
 }
 
@@ -284,9 +328,10 @@ int main(int argc, char** argv) {
   check_settings settings;
   CLI::App* check = app.add_subcommand("check", "Validate .npy files against the npyguard acceptance policy");
   check->add_flag("--json", settings.json,
-                  "One JSON object per line per file: file, valid, and version, shape, fortran_order, descr "
-                  "(numpy's repr of dtype_to_descr), itemsize, header_length, data_offset, data_alignment, count, "
-                  "nbytes, data_is_pickle; or error {code, offset, message}");
+                  "One JSON object per line per file: file (file_bytes too when the name is not UTF-8), valid, and "
+                  "version, shape, fortran_order, descr (numpy's repr of dtype_to_descr), dtype (numpy's dtype.str, "
+                  "null for a struct), kind (numpy's dtype.kind), itemsize, header_length, data_offset, "
+                  "data_alignment, count, nbytes, data_is_pickle; or error {code, offset, message}");
   check->add_flag("-q,--quiet", settings.quiet,
                   "Print only invalid and unreadable files, without the excerpt; no summary, no progress");
   check->add_flag("-r,--recursive", settings.walk.recursive,
@@ -295,10 +340,11 @@ int main(int argc, char** argv) {
   CLI::Option* recursive = check->get_option("--recursive");
   check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy")
       ->needs(recursive);
-  check->add_option("-j,--jobs", settings.jobs, "Files checked in parallel (default: the number of cores)")
-      ->check(decimal)
-      ->check(CLI::Range(1u, 1024u));
+  check->add_option("-j,--jobs", settings.jobs, "Files checked in parallel, 1 to 1024 (default: the number of cores)")
+      ->transform(decimal_number(1, 1024))
+      ->type_name("N");
   add_policy_options(*check, settings.opts);
+  add_timeout_option(*check, settings.timeout_seconds);
   check->add_flag("--canonical", settings.opts.canonical,
                   "Also require the exact header bytes numpy's np.save writes (error not_canonical at the first "
                   "byte that differs)");
@@ -308,19 +354,23 @@ int main(int argc, char** argv) {
       "Output, in the order of the arguments: 'FILE: ok, version ..., descr ..., shape ..., nbytes N' or\n"
       "'FILE:OFFSET: CODE: message' (OFFSET is a 0-based byte offset into the file), followed by the\n"
       "header line around OFFSET with a caret under the byte (bytes that are not printable ASCII are\n"
-      "shown as \\xNN). A summary 'N files: V valid, I invalid' goes to standard error when more than\n"
-      "one file was checked, and a progress line too when it is a terminal and the run is long\n"
-      "(neither with -q).\n" +
+      "shown as \\xNN). In names, \\xNN is a control byte or a byte that is not UTF-8, and \\uNNNN a C1 or\n"
+      "bidirectional control character. A summary 'N files: V valid, I invalid' goes to standard error\n"
+      "when more than one file was checked, and a progress line too when it is a terminal and the run\n"
+      "is long (neither with -q).\n" +
       std::string(exit_status_text));
 
   CLI::App* inspect = app.add_subcommand("inspect", "Show everything the header says about one .npy file");
   std::string inspect_file;
   bool inspect_json = false;
   inspect->add_flag("--json", inspect_json,
-                    "One JSON object: the keys of check --json, plus dtype: {kind, itemsize, and type, byte_order, "
-                    "unit, multiplier; or fields: [{name, title, offset, itemsize, subarray_shape, dtype}]}");
+                    "One JSON object: the keys of check --json, except that dtype is the dtype tree: {kind, "
+                    "itemsize, and type (numpy's dtype.str), byte_order, unit, multiplier; or fields: [{name, title, "
+                    "offset, itemsize, subarray_shape, dtype}]}");
   npyguard::options inspect_opts;
+  std::uint32_t inspect_timeout_seconds = 0;
   add_policy_options(*inspect, inspect_opts);
+  add_timeout_option(*inspect, inspect_timeout_seconds);
   inspect->add_flag("--canonical", inspect_opts.canonical, "Apply the canonical profile too");
   inspect->add_option("FILE", inspect_file, "The file; '-' reads standard input")->required();
   inspect->footer(
@@ -352,17 +402,33 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int status = app.exit(e);
-    return status == 0 ? exit_valid : exit_usage_or_io;
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) { // --help, --version
+      app.exit(e);
+      return exit_valid;
+    }
+    // The command is the first argument: npyguard itself has no option
+    // that takes a value.
+    const std::string first = argc > 1 ? argv[1] : "";
+    for (const CLI::App* command : {check, inspect, canon}) {
+      if (command->parsed() || first == command->get_name()) return usage_error(e.what(), command->get_name());
+    }
+    if (first.empty() || first == "--") return usage_error("a command is required (check, inspect or canon)", {});
+    if (first[0] == '-') {
+      return usage_error("'" + first + "' is not an option of npyguard itself (a command comes first)", {});
+    }
+    return usage_error("'" + first + "' is not a command (check, inspect or canon)", {});
   }
 
   if (canon->parsed()) {
     if (canon_input == "-" || canon_output == "-") {
-      std::fputs("npyguard canon: IN and OUT must be files; standard input and output are not supported\n", stderr);
-      return exit_usage_or_io;
+      return usage_error("IN and OUT must be files: '-' (standard input or output) is not accepted", "canon");
     }
     return run_canon(canon_input, canon_output, canon_opts);
   }
-  if (inspect->parsed()) return run_inspect(inspect_file, inspect_opts, inspect_json);
+  if (inspect->parsed()) {
+    inspect_opts.timeout_ms = inspect_timeout_seconds * 1000u;
+    return run_inspect(inspect_file, inspect_opts, inspect_json);
+  }
+  settings.opts.timeout_ms = settings.timeout_seconds * 1000u;
   return run_check(settings);
 }

@@ -1,34 +1,14 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <string_view>
+
+#include "json_writer.hpp"
+#include "text.hpp"
+#include "unicode.hpp"
 
 namespace npyguard_cli {
 namespace {
-
-constexpr char hex_digits[] = "0123456789abcdef";
-
-void append_hex(std::string& out, unsigned char byte) {
-  out += "\\x";
-  out.push_back(hex_digits[byte >> 4]);
-  out.push_back(hex_digits[byte & 0xF]);
-}
-
-// One byte as the excerpt shows it.
-std::string shown_byte(unsigned char byte) {
-  std::string out;
-  if (byte == '\\') {
-    out = "\\\\";
-  } else if (byte == '\n') {
-    out = "\\n";
-  } else if (byte == '\t') {
-    out = "\\t";
-  } else if (byte >= 0x20 && byte < 0x7F) {
-    out.push_back(static_cast<char>(byte));
-  } else {
-    append_hex(out, byte);
-  }
-  return out;
-}
 
 std::string shape_text(const std::vector<std::uint64_t>& shape) {
   std::string out = "(";
@@ -71,7 +51,7 @@ const char* order_name(npyguard::byte_order order) {
   return "unknown";
 }
 
-std::string quoted(const std::string& name) { return "'" + escaped(name, false) + "'"; }
+std::string quoted(const std::string& name) { return "'" + escaped(name, shown_as::name) + "'"; }
 
 std::string plural(std::uint64_t n, const char* unit) {
   return std::to_string(n) + " " + unit + (n == 1 ? "" : "s");
@@ -121,31 +101,14 @@ void append_struct(std::string& out, const npyguard::dtype& type, const std::str
 
 } // namespace
 
-std::string escaped(const std::string& bytes, bool escape_non_ascii) {
-  std::string out;
-  out.reserve(bytes.size());
-  for (const char c : bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte == '\\') {
-      out += "\\\\";
-    } else if (byte == '\n') {
-      out += "\\n";
-    } else if (byte == '\t') {
-      out += "\\t";
-    } else if (byte < 0x20 || byte == 0x7F || (escape_non_ascii && byte >= 0x80)) {
-      append_hex(out, byte);
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string verdict_line(const std::string& file, const npyguard::result& verdict) {
-  const std::string name = escaped(file);
+  const std::string name = escaped(file, shown_as::name);
   if (const auto* model = verdict.value_if()) {
+    // numpy's repr escapes what Python does not print, but nothing from a
+    // header reaches the terminal unchecked.
     std::string line = name + ": ok, version " + version_text(*model) + ", descr " +
-                       npyguard::descr_repr(model->descr) + ", shape " + shape_text(model->shape);
+                       escaped(npyguard::descr_repr(model->descr), shown_as::escaped_text) + ", shape " +
+                       shape_text(model->shape);
     if (model->fortran_order) line += ", fortran order";
     if (model->data_is_pickle) return line + ", data is a pickle (not read)";
     return line + ", nbytes " + std::to_string(model->nbytes);
@@ -153,7 +116,8 @@ std::string verdict_line(const std::string& file, const npyguard::result& verdic
   const npyguard::error& failure = verdict.failure();
   std::string line = name + ":";
   if (failure.offset) line += std::to_string(*failure.offset) + ":";
-  return line + " " + std::string(npyguard::error_code_name(failure.code)) + ": " + failure.message;
+  return line + " " + std::string(npyguard::error_code_name(failure.code)) + ": " +
+         escaped(command_message(failure.message), shown_as::escaped_text);
 }
 
 std::string excerpt_lines(const checked& result) {
@@ -182,72 +146,232 @@ std::string excerpt_lines(const checked& result) {
   std::size_t caret = line.size();
   for (std::size_t i = begin; i < end; ++i) {
     if (i == index) caret = line.size();
-    line += shown_byte(static_cast<unsigned char>(bytes[i]));
+    line += escaped(std::string_view(bytes).substr(i, 1), shown_as::bytes);
   }
   if (index >= end) caret = line.size(); // the end of the input
   if (end == bytes.size() && result.excerpt_continues && bytes.back() != '\n') line += "...";
   return line + "\n" + std::string(caret, ' ') + "^\n";
 }
 
-nlohmann::json verdict_json(const std::string& file, const npyguard::result& verdict) {
-  nlohmann::json out;
-  out["file"] = file;
-  out["valid"] = verdict.ok();
-  if (const auto* model = verdict.value_if()) {
-    out["version"] = version_text(*model);
-    out["shape"] = model->shape;
-    out["fortran_order"] = model->fortran_order;
-    out["descr"] = npyguard::descr_repr(model->descr);
-    out["itemsize"] = model->descr.itemsize;
-    out["header_length"] = model->header_length;
-    out["data_offset"] = model->data_offset;
-    out["data_alignment"] = model->data_alignment;
-    out["count"] = model->count;
-    out["data_is_pickle"] = model->data_is_pickle;
-    out["nbytes"] = model->data_is_pickle ? nlohmann::json(nullptr) : nlohmann::json(model->nbytes);
-  } else {
-    const npyguard::error& failure = verdict.failure();
-    nlohmann::json error;
-    error["code"] = std::string(npyguard::error_code_name(failure.code));
-    error["offset"] = failure.offset ? nlohmann::json(*failure.offset) : nlohmann::json(nullptr);
-    error["message"] = failure.message;
-    out["error"] = std::move(error);
+namespace {
+
+// numpy's dtype.kind: the type string's kind letter; 'V' for a struct.
+char numpy_kind(npyguard::dtype_kind kind) {
+  switch (kind) {
+    case npyguard::dtype_kind::boolean: return 'b';
+    case npyguard::dtype_kind::signed_integer: return 'i';
+    case npyguard::dtype_kind::unsigned_integer: return 'u';
+    case npyguard::dtype_kind::floating: return 'f';
+    case npyguard::dtype_kind::complex_floating: return 'c';
+    case npyguard::dtype_kind::bytes: return 'S';
+    case npyguard::dtype_kind::unicode: return 'U';
+    case npyguard::dtype_kind::raw_void: return 'V';
+    case npyguard::dtype_kind::datetime: return 'M';
+    case npyguard::dtype_kind::timedelta: return 'm';
+    case npyguard::dtype_kind::object: return 'O';
+    case npyguard::dtype_kind::structured: return 'V';
+  }
+  return 'V';
+}
+
+// "file": the name as UTF-8 with each byte that is not part of valid UTF-8
+// as the four characters \xNN, so names that differ only there stay
+// different (U+FFFD would merge them).
+std::string json_file_name(std::string_view raw) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(raw.size() + 8);
+  for (std::size_t at = 0; at < raw.size();) {
+    const utf8_step step = next_utf8(raw, at);
+    if (step.valid) {
+      out.append(raw, at, step.length);
+    } else {
+      for (std::size_t i = at; i < at + step.length; ++i) {
+        const auto byte = static_cast<unsigned char>(raw[i]);
+        out += "\\x";
+        out += hex[byte >> 4];
+        out += hex[byte & 0xF];
+      }
+    }
+    at += step.length;
   }
   return out;
 }
 
-nlohmann::json dtype_json(const npyguard::dtype& type) {
-  nlohmann::json out;
-  out["kind"] = kind_name(type.kind);
-  out["itemsize"] = type.itemsize;
-  if (type.kind != npyguard::dtype_kind::structured) {
-    out["type"] = npyguard::type_string(type);
-    out["byte_order"] = type.order == npyguard::byte_order::little ? "little"
-                        : type.order == npyguard::byte_order::big ? "big"
-                                                                   : "not_applicable";
-    if (type.kind == npyguard::dtype_kind::datetime || type.kind == npyguard::dtype_kind::timedelta) {
-      out["unit"] = std::string(npyguard::time_unit_name(type.datetime_unit));
-      out["multiplier"] = type.datetime_multiplier;
+// RFC 4648 base64 with padding.
+std::string base64(std::string_view raw) {
+  static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((raw.size() + 2) / 3 * 4);
+  for (std::size_t at = 0; at < raw.size(); at += 3) {
+    const std::size_t n = std::min<std::size_t>(3, raw.size() - at);
+    std::uint32_t group = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+      group = (group << 8) | (i < n ? static_cast<unsigned char>(raw[at + i]) : 0u);
     }
-    return out;
+    for (std::size_t i = 0; i < 4; ++i) {
+      out += i <= n ? alphabet[(group >> (18 - 6 * i)) & 0x3F] : '=';
+    }
   }
-  nlohmann::json fields = nlohmann::json::array();
-  for (const npyguard::field& member : type.fields) {
-    nlohmann::json entry;
-    entry["name"] = member.name;
-    entry["title"] = member.title ? nlohmann::json(*member.title) : nlohmann::json(nullptr);
-    entry["offset"] = member.offset;
-    entry["itemsize"] = member.itemsize;
-    entry["subarray_shape"] = member.subarray_shape;
-    entry["dtype"] = dtype_json(member.type);
-    fields.push_back(std::move(entry));
-  }
-  out["fields"] = std::move(fields);
   return out;
+}
+
+void write_shape(json_writer& out, const std::vector<std::uint64_t>& shape) {
+  out.begin_array();
+  for (const std::uint64_t dim : shape) out.number(dim);
+  out.end_array();
+}
+
+// inspect's tree. Keys in alphabetical order (json_writer.hpp).
+void write_dtype_tree(json_writer& out, const npyguard::dtype& type) {
+  const bool structured = type.kind == npyguard::dtype_kind::structured;
+  const bool timelike =
+      type.kind == npyguard::dtype_kind::datetime || type.kind == npyguard::dtype_kind::timedelta;
+  out.begin_object();
+  if (!structured) {
+    out.key("byte_order");
+    out.string(type.order == npyguard::byte_order::little ? "little"
+               : type.order == npyguard::byte_order::big  ? "big"
+                                                          : "not_applicable");
+  } else {
+    out.key("fields");
+    out.begin_array();
+    for (const npyguard::field& member : type.fields) {
+      out.begin_object();
+      out.key("dtype");
+      write_dtype_tree(out, member.type);
+      out.key("itemsize");
+      out.number(member.itemsize);
+      out.key("name");
+      out.string(member.name);
+      out.key("offset");
+      out.number(member.offset);
+      out.key("subarray_shape");
+      write_shape(out, member.subarray_shape);
+      out.key("title");
+      if (member.title) {
+        out.string(*member.title);
+      } else {
+        out.null();
+      }
+      out.end_object();
+    }
+    out.end_array();
+  }
+  out.key("itemsize");
+  out.number(type.itemsize);
+  out.key("kind");
+  out.string(kind_name(type.kind));
+  if (timelike) {
+    out.key("multiplier");
+    out.number(type.datetime_multiplier);
+  }
+  if (!structured) {
+    out.key("type");
+    out.string(npyguard::type_string(type));
+  }
+  if (timelike) {
+    out.key("unit");
+    out.string(npyguard::time_unit_name(type.datetime_unit));
+  }
+  out.end_object();
+}
+
+// The object of check --json (dtype_tree false) or inspect --json (true).
+void write_verdict(json_writer& out, const std::string& file, const npyguard::result& verdict, bool dtype_tree) {
+  const bool utf8 = is_valid_utf8(file);
+  const auto write_file = [&] {
+    out.key("file");
+    out.string(utf8 ? std::string_view(file) : std::string_view(json_file_name(file)));
+    if (!utf8) {
+      out.key("file_bytes");
+      out.string(base64(file));
+    }
+  };
+  out.begin_object();
+  if (const auto* model = verdict.value_if()) {
+    const bool structured = model->descr.kind == npyguard::dtype_kind::structured;
+    out.key("count");
+    out.number(model->count);
+    out.key("data_alignment");
+    out.number(model->data_alignment);
+    out.key("data_is_pickle");
+    out.boolean(model->data_is_pickle);
+    out.key("data_offset");
+    out.number(model->data_offset);
+    out.key("descr");
+    out.string(npyguard::descr_repr(model->descr));
+    out.key("dtype");
+    if (dtype_tree) {
+      write_dtype_tree(out, model->descr);
+    } else if (structured) {
+      out.null();
+    } else {
+      out.string(npyguard::type_string(model->descr)); // numpy's dtype.str
+    }
+    write_file();
+    out.key("fortran_order");
+    out.boolean(model->fortran_order);
+    out.key("header_length");
+    out.number(model->header_length);
+    out.key("itemsize");
+    out.number(model->descr.itemsize);
+    out.key("kind");
+    out.string(std::string(1, numpy_kind(model->descr.kind)));
+    out.key("nbytes");
+    if (model->data_is_pickle) {
+      out.null();
+    } else {
+      out.number(model->nbytes);
+    }
+    out.key("shape");
+    write_shape(out, model->shape);
+    out.key("valid");
+    out.boolean(true);
+    out.key("version");
+    out.string(version_text(*model));
+  } else {
+    const npyguard::error& failure = verdict.failure();
+    out.key("error");
+    out.begin_object();
+    out.key("code");
+    out.string(npyguard::error_code_name(failure.code));
+    out.key("message");
+    out.string(command_message(failure.message));
+    out.key("offset");
+    if (failure.offset) {
+      out.number(*failure.offset);
+    } else {
+      out.null();
+    }
+    out.end_object();
+    write_file();
+    out.key("valid");
+    out.boolean(false);
+  }
+  out.end_object();
+  out.end_line();
+}
+
+} // namespace
+
+std::string verdict_json(const std::string& file, const npyguard::result& verdict) {
+  std::string text;
+  {
+    json_writer out(text);
+    write_verdict(out, file, verdict, false);
+  }
+  return text;
+}
+
+void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::result& verdict) {
+  std::string buffer;
+  json_writer out(buffer, sink);
+  write_verdict(out, file, verdict, true);
 }
 
 std::string inspect_text(const std::string& file, const npyguard::header& model) {
-  std::string out = escaped(file) + "\n";
+  std::string out = escaped(file, shown_as::name) + "\n";
   const auto row = [&out](const char* label, const std::string& value) {
     out += "  ";
     out += label;
@@ -263,7 +387,7 @@ std::string inspect_text(const std::string& file, const npyguard::header& model)
   row("count", std::to_string(model.count));
   row("itemsize", plural(model.descr.itemsize, "byte"));
   row("nbytes", model.data_is_pickle ? "unknown: the data is a pickle (not read)" : std::to_string(model.nbytes));
-  row("descr", npyguard::descr_repr(model.descr));
+  row("descr", escaped(npyguard::descr_repr(model.descr), shown_as::escaped_text));
   out += "  dtype           ";
   append_type(out, model.descr, "  ");
   return out;

@@ -3,21 +3,17 @@
 #ifndef NPYGUARD_CLI_REPORT_HPP
 #define NPYGUARD_CLI_REPORT_HPP
 
+#include <cstdio>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "inputs.hpp"
 #include "npyguard/npyguard.hpp"
 
 namespace npyguard_cli {
 
-// Bytes below 0x20, 0x7F and the backslash escaped (\n, \t, \xNN, \\), so
-// no file name or header byte can move the cursor or recolour a terminal.
-[[nodiscard]] std::string escaped(const std::string& bytes, bool escape_non_ascii = false);
-
 // "FILE: ok, version 1.0, descr '<f8', shape (3,), nbytes 24" or
-// "FILE:OFFSET: CODE: message".
+// "FILE:OFFSET: CODE: message", escaped for a terminal (text.hpp), the
+// message naming the command's flags.
 [[nodiscard]] std::string verdict_line(const std::string& file, const npyguard::result& verdict);
 
 // For an error with an offset: the line of the file around the offset (the
@@ -26,11 +22,14 @@ namespace npyguard_cli {
 // show (the offset is in the data, or the bytes cannot be read again).
 [[nodiscard]] std::string excerpt_lines(const checked& result);
 
-// check --json: file, valid, and the model's summary or the error.
-[[nodiscard]] nlohmann::json verdict_json(const std::string& file, const npyguard::result& verdict);
+// check --json: one line with file, valid, and the model's summary (with
+// numpy's dtype.str as "dtype" and dtype.kind as "kind") or the error.
+[[nodiscard]] std::string verdict_json(const std::string& file, const npyguard::result& verdict);
 
-// inspect --json: verdict_json plus "dtype", the dtype tree as objects.
-[[nodiscard]] nlohmann::json dtype_json(const npyguard::dtype& type);
+// inspect --json: the same object, except that "dtype" is the dtype tree
+// (inspect's contract from before dtype.str was added), written to `sink`
+// through a bounded buffer.
+void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::result& verdict);
 
 // inspect's text: the model as a list of properties and an indented dtype tree.
 [[nodiscard]] std::string inspect_text(const std::string& file, const npyguard::header& model);

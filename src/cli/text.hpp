@@ -1,0 +1,41 @@
+// Text the command prints: the one escaping function every text output goes
+// through, and the library's option names rewritten as the command's flags.
+#ifndef NPYGUARD_CLI_TEXT_HPP
+#define NPYGUARD_CLI_TEXT_HPP
+
+#include <string>
+#include <string_view>
+
+namespace npyguard_cli {
+
+enum class shown_as {
+  // A file or field name: a backslash as \\, a newline as \n, a tab as \t,
+  // other C0 controls and DEL as \xNN, each byte that is not part of valid
+  // UTF-8 as \xNN, and the C1 controls (U+0080-U+009F) and the bidi
+  // controls (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069) as
+  // \uNNNN. So \xNN is always one raw byte and \uNNNN always one UTF-8
+  // encoded code point; everything else is printed as it is.
+  name,
+  // Text that already uses backslash escapes (messages, numpy's repr of a
+  // descr): as `name`, but a backslash is left as it is, so the escapes the
+  // text has are not doubled.
+  escaped_text,
+  // The bytes of a file: printable ASCII as it is, a backslash as \\, a
+  // newline as \n, a tab as \t, every other byte as \xNN.
+  bytes,
+};
+
+// Nothing the terminal acts on (cursor movement, colours, CSI, a reversed
+// line) survives.
+[[nodiscard]] std::string escaped(std::string_view text, shown_as how);
+
+// A library message as the command says it: the library's option names
+// ("set allow_trailing_data", "limits.max_header_bytes", ...) replaced by
+// the command's flags ("use --allow-trailing-data", "--max-header-bytes").
+// Names quoted inside the message ('...' or "...", as Python's repr writes
+// a header's strings) are left as they are.
+[[nodiscard]] std::string command_message(std::string_view message);
+
+} // namespace npyguard_cli
+
+#endif
