@@ -176,7 +176,8 @@ private:
       d = dim.next;
       if (dims.size() == max_ndim) {
         return reject(error_code::too_many_dimensions, dim,
-                      std::string(what) + " has more than " + std::to_string(max_ndim) + " dimensions");
+                      std::string(what) + " has more than " + std::to_string(max_ndim) + " dimensions" +
+                          (not_a_tuple == error_code::bad_shape ? " (limits.max_ndim)" : " (numpy's limit)"));
       }
       if (dim.kind != node_kind::integer) {
         return reject(not_a_tuple, dim, std::string(what) + " must be a tuple of integers");
