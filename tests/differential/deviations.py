@@ -27,6 +27,8 @@ INT31 = 2 ** 31 - 1
 MAX_HEADER_BYTES = 1 << 20  # npyguard's default limits.max_header_bytes
 MAX_NDIM = 64               # npyguard's default limits.max_ndim
 MAX_DEPTH = 32              # npyguard's default limits.max_depth
+HARD_MAX_DEPTH = 199        # no max_depth setting goes above it: Python refuses a 200th
+                            # open bracket counting the dict's own '{'
 
 DATETIME_UNIT = re.compile(r"(?:[1-9][0-9]*)?(?:Y|M|W|D|h|m|s|ms|us|ns|ps|fs|as)")
 TYPE_STRING = re.compile(r"([<>|=]?)([A-Za-z])([0-9]*)(\[[^\]]*\])?")
@@ -177,6 +179,9 @@ def classify_type_string(s):
         if kind not in "Mm":
             ids.add("type-alias")
         else:
+            # Anything but SPEC's [N]unit: numpy also reads a multiplier 0 or
+            # with leading zeros, a '+' sign or white space before it (strtol:
+            # '<M8[+5ms]', '<M8[ 5ms]'), '[generic]', 'μs' and '/N' fractions.
             u = DATETIME_UNIT.fullmatch(unit[1:-1])
             digits = re.match(r"[0-9]*", unit[1:-1]).group(0)
             if not u or (digits and int(digits) > INT31):
@@ -207,12 +212,65 @@ def _is_control(ch):
     return (o < 0x20 and ch not in "\n\r\t ") or 0x7F <= o <= 0x9F
 
 
+def string_spans(text):
+    """(start, end) of every string literal of the text as Python's lexer
+    sees it: a quote outside strings and comments opens one (a prefix letter
+    before it stays outside), a backslash takes the next character with it,
+    a single-quoted literal ends at its quote or at a line end (unterminated;
+    numpy refuses such a text), a triple-quoted one at its triple quote.
+    Comments run from '#' to the line end ('\\n' or '\\r')."""
+    spans, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "#":
+            while i < n and text[i] not in "\n\r":
+                i += 1
+            continue
+        if ch not in "'\"":
+            i += 1
+            continue
+        start = i
+        quote = text[i:i + 3] if text[i:i + 3] in ("'''", '"""') else ch
+        i += len(quote)
+        while i < n:
+            if text[i] == "\\":
+                i += 2
+            elif text.startswith(quote, i):
+                i += len(quote)
+                break
+            elif len(quote) == 1 and text[i] in "\n\r":
+                break
+            else:
+                i += 1
+        spans.append((start, min(i, n)))
+    return spans
+
+
 def has_control(f):
-    """A raw control character anywhere (C0 but \\t \\n \\r, DEL, C1), or a
-    raw tab inside a string."""
-    if any(_is_control(ch) for ch in f.text):
+    """A raw control character (C0 but tab, \\n and \\r; DEL; C1) outside
+    string literals: between tokens, before the dict, after it, in a comment.
+    Inside strings npyguard accepts what numpy reads there (NUL, \\n and \\r,
+    which numpy refuses inside a string, are the only exceptions)."""
+    outside = list(f.text)
+    for start, end in string_spans(f.text):
+        outside[start:end] = " " * (end - start)
+    return any(_is_control(ch) for ch in outside)
+
+
+def not_terminated(f):
+    """The text ends neither with '\\n' nor with the dict's own closing '}'
+    (the unpadded form NPZ.jl writes, which npyguard accepts): padding
+    without the newline, or a '}' that closes something else (a comment's
+    text after the dict). Without tokens, any final '}' counts as the dict's."""
+    if f.text.endswith("\n"):
+        return False
+    if not f.text.endswith("}"):
         return True
-    return any("\t" in s for s in f.strings)
+    if not f.tokens:
+        return False
+    last = f.significant[-1] if f.significant else None
+    return not (last is not None and last.type == tokenize.OP and last.string == "}"
+                and f.offset(last.end) == len(f.text))
 
 
 def has_comment_or_continuation(f):
@@ -559,9 +617,9 @@ def _type(id_):
 
 
 CLASSES = (
-    DeviationClass("text-not-terminated", _codes("header_not_terminated"), lambda f: not f.text.endswith("\n")),
+    DeviationClass("text-not-terminated", _codes("header_not_terminated"), not_terminated),
     DeviationClass("text-leading-space", _codes("syntax_error"), has_leading_space),
-    DeviationClass("text-control", _codes("control_character", "syntax_error"), has_control),
+    DeviationClass("text-control", _codes("control_character"), has_control),
     DeviationClass("text-header-too-large", _codes("header_too_large"),
                    lambda f: f.reading.header_length > MAX_HEADER_BYTES),
     DeviationClass("py-comment", _codes("syntax_error"), has_comment_or_continuation),
@@ -578,7 +636,8 @@ CLASSES = (
     DeviationClass("val-negative-dim", _codes("negative_dimension", "syntax_error"), negative_codes),
     DeviationClass("val-huge-int", _codes("integer_too_large"), has_huge_integer),
     DeviationClass("val-ndim", _codes("too_many_dimensions"), too_many_dims),
-    DeviationClass("val-depth", _codes("depth_exceeded"), lambda f: nesting_depth(f) > MAX_DEPTH),
+    DeviationClass("val-depth", _codes("depth_exceeded"),
+                   lambda f: nesting_depth(f) > min(MAX_DEPTH, HARD_MAX_DEPTH)),
     DeviationClass("val-size", _codes("size_overflow"), size_overflows),
     DeviationClass("type-native", _codes("bad_descr"), _type("type-native")),
     DeviationClass("type-alias", _codes("bad_descr"), _type("type-alias")),

@@ -9,7 +9,12 @@ by ``np.save``, by ``numpy.lib.format.write_array`` with an explicit version,
 by numpy's header writer, and by ``hand_header``, which spells the header as
 other writers do (Python 2 ``L`` suffixes, 16-byte alignment, no trailing
 comma, reordered keys, double quotes, other white space, tolerated byte
-orders such as cnpy's ``'<i1'``).
+orders such as cnpy's ``'<i1'``, control characters raw inside strings).
+``foreign_file`` writes byte for byte as other writers' sources do: Julia's
+NPZ.jl (16-byte padding, none at all when none is needed, so the text ends
+with ``}``), npyz (names raw, version 3.0 for non-ASCII, or 1.0 with raw
+UTF-8 as before it chose 3.0), npy-rs (version 1.0, raw UTF-8 names, the
+19-byte length filler) and ndarray-npy (py_literal: ASCII controls raw).
 
 Given the same seed the output is byte-identical.
 """
@@ -52,7 +57,17 @@ NAMES_UNICODE = (
     "Ω", "日本", "emoji😀", "zw\u200b", "ls\u2028", "u\u0301", "rtl\u202e", "ſ", "\U0010fffd",
     "\ufeffbom", "한국어", "\u0394x",
 )
-ALL_NAMES = NAMES_PLAIN + NAMES_AWKWARD + NAMES_LATIN1 + NAMES_UNICODE
+# Names with control characters that numpy reads raw inside a string (every
+# C0 but NUL, LF and CR; DEL; C1): npyz writes names raw, ndarray-npy's
+# py_literal writes ASCII controls raw, and Style.raw_controls does the same.
+NAMES_RAW_CONTROL = (
+    "tab\t", "ctl\x01", "del\x7f", "nel\x85", "bs\x08", "vt\x0b", "ff\x0c", "so\x0e", "esc\x1b", "us\x1f",
+    "c1\x80", "c1\x9f", "\t", "\x7f\x85", "a\tb\x01c", "\x1b[0m", "\x0c\x0b",
+)
+# UTF-8 names whose bytes include 0x80-0x9F: read as latin-1 (version 1.0
+# headers of early npyz and npy-rs), those bytes are C1 controls.
+NAMES_UTF8_C1 = ("é", "Ā", "€uro", "日本", "emoji😀", "Ω", "\u0085", "ñ\t")
+ALL_NAMES = NAMES_PLAIN + NAMES_AWKWARD + NAMES_LATIN1 + NAMES_UNICODE + NAMES_RAW_CONTROL
 
 
 @dataclass
@@ -126,7 +141,7 @@ def random_leaf(rng):
 
 def pick_names(rng, n, unicode_ok):
     """n distinct field names, mostly plain, sometimes awkward."""
-    pool = NAMES_PLAIN + NAMES_AWKWARD + NAMES_LATIN1 + (NAMES_UNICODE if unicode_ok else ())
+    pool = NAMES_PLAIN + NAMES_AWKWARD + NAMES_LATIN1 + NAMES_RAW_CONTROL + (NAMES_UNICODE if unicode_ok else ())
     names = []
     while len(names) < n:
         if rng.random() < 0.7:
@@ -284,22 +299,25 @@ class Style:
     colon: str = ": "
     comma: str = ", "
     raw_unicode: bool = False  # characters numpy escapes written as themselves
+    raw_controls: bool = False  # controls numpy reads inside strings written raw (npyz, py_literal)
     tolerated_orders: bool = False  # '<i1', '<b1', '<S4', '>V4'
     align: int = 64  # 64 (numpy), 16 (old numpy, cnpy), 1 (none)
 
 
 def _is_control(ch):
-    """C0, DEL and C1: the characters SPEC forbids raw inside strings."""
+    """C0, DEL and C1: the characters numpy's repr escapes inside strings."""
     o = ord(ch)
     return o < 0x20 or 0x7F <= o <= 0x9F
 
 
-def string_literal(text, quote, raw_unicode, latin1):
+def string_literal(text, quote, raw_unicode, latin1, raw_controls=False):
     """A Python string literal for ``text`` in the header subset.
 
     ``raw_unicode`` writes non-ASCII characters (and printable-or-not
-    non-control ones) as themselves where the header encoding allows; control
-    characters are always escaped."""
+    non-control ones) as themselves where the header encoding allows.
+    ``raw_controls`` writes the control characters numpy reads inside a
+    string (all but NUL, LF and CR; C1 too) as themselves, as npyz and
+    py_literal do; otherwise they are escaped."""
     out = [quote]
     for ch in text:
         o = ord(ch)
@@ -309,6 +327,8 @@ def string_literal(text, quote, raw_unicode, latin1):
             out.append("\\n")
         elif ch == "\r":
             out.append("\\r")
+        elif raw_controls and _is_control(ch) and ch != "\x00":
+            out.append(ch)
         elif ch == "\t":
             out.append("\\t")
         elif _is_control(ch):
@@ -346,7 +366,7 @@ def spell(value, style, rng, latin1, in_shape=False):
         return str(value) + ("L" if style.long_suffix and in_shape else "")
     if isinstance(value, str):
         quote = style.quote if style.quote != "mixed" else rng.choice("'\"")
-        return string_literal(value, quote, style.raw_unicode, latin1)
+        return string_literal(value, quote, style.raw_unicode, latin1, style.raw_controls)
     if isinstance(value, tuple):
         items = [spell(v, style, rng, latin1, in_shape) for v in value]
         if len(items) == 1:
@@ -404,6 +424,7 @@ def random_style(rng, major):
         colon=rng.choice((": ", ":", " : ", ":\t", ": \n ")),
         comma=rng.choice((", ", ",", " , ", ",\t", ",\n", ",\r\n  ", ", \r")),
         raw_unicode=rng.random() < 0.5,
+        raw_controls=rng.random() < 0.3,
         tolerated_orders=rng.random() < 0.3,
         align=rng.choice((64, 16, 16, 1)),
     )
@@ -418,6 +439,282 @@ def encode_header(text, major):
     if major == 1 and len(raw) > 0xFFFF:
         return None
     return raw
+
+
+# ---------------------------------------------------------------------------
+# Other writers, spelled exactly as their sources do
+# ---------------------------------------------------------------------------
+
+# Julia's NPZ.jl (npzwritearray): version 1.0; the element types it maps,
+# with '<' ('>' on a big-endian host) even on one-byte types.
+NPZJL_TYPES = ("b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16")
+
+
+def julia_tuple(shape, sep=", "):
+    """A shape as Julia prints a tuple of Ints: (), (3,), (2, 3)."""
+    if len(shape) == 1:
+        return "(%d,)" % shape[0]
+    return "(" + sep.join(str(d) for d in shape) + ")"
+
+
+def npzjl_header(type_string, fortran, shape, sep=", "):
+    """NPZ.jl's header text: the dict with keys in the order descr,
+    fortran_order, shape and a trailing ", }"; then, when the 10 bytes before
+    it plus the dict are not a multiple of 16, pad-1 spaces and a newline
+    (pad = 16 - that length mod 16). When they are, no padding at all: the
+    text ends with the dict's '}'."""
+    text = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        type_string, "True" if fortran else "False", julia_tuple(shape, sep))
+    pad = -(10 + len(text)) % 16
+    if pad > 0:
+        text += " " * (pad - 1) + "\n"
+    return text
+
+
+def npzjl_pad(type_string, fortran, shape, sep=", "):
+    """NPZ.jl's pad for this header (0: the text ends with '}')."""
+    return -(10 + len(npzjl_header(type_string, fortran, shape, sep).rstrip(" \n"))) % 16
+
+
+NPZJL_DIMS = (0, 1, 2, 3, 4, 7, 10, 16, 100, 1000, 65536)
+
+
+def npzjl_shape(rng, type_string, fortran, want_pad, sep=", "):
+    """A small shape whose NPZ.jl header gets this pad (or None)."""
+    itemsize = np.dtype(type_string).itemsize
+    candidates = [()] + [(a,) for a in NPZJL_DIMS] + [(a, b) for a in NPZJL_DIMS for b in NPZJL_DIMS]
+    candidates += [(a, b, c) for a in NPZJL_DIMS[:6] for b in NPZJL_DIMS for c in (0, 1, 2, 3, 10, 1000)]
+    candidates = [c for c in candidates if math.prod(c) * itemsize <= 1 << 16]
+    rng.shuffle(candidates)
+    for shape in candidates:
+        if npzjl_pad(type_string, fortran, shape, sep) == want_pad:
+            return shape
+    return None
+
+
+def npzjl_file(type_string, fortran, shape, sep=", "):
+    """A whole NPZ.jl file: header and zero data."""
+    raw = npzjl_header(type_string, fortran, shape, sep).encode("ascii")
+    return preamble(1, len(raw)) + raw + bytes(math.prod(shape) * np.dtype(type_string).itemsize)
+
+
+def _raw_name(name):
+    """A field name as npyz and npy-rs write it: between single quotes with
+    no escaping at all (so only names without a quote, a backslash, NUL, LF
+    or CR make a file numpy reads the same)."""
+    if any(c in name for c in "'\\\x00\n\r"):
+        raise ValueError("npyz cannot write this name")
+    return "'%s'" % name
+
+
+def npyz_descr(descr):
+    """npyz's DType::descr(): '<f8'; a record as "[('a', '<f8'), ('b', [...]), ]"
+    (every field followed by ", "), a subarray field as "('a', '<f8', (2,3,)), "."""
+    if isinstance(descr, str):
+        return "'%s'" % descr
+    out = "["
+    for entry in descr:
+        if isinstance(entry[0], tuple):
+            raise ValueError("npyz has no titles")
+        if len(entry) == 3 and entry[2]:
+            dims = "".join("%d," % d for d in entry[2])
+            out += "(%s, %s, (%s)), " % (_raw_name(entry[0]), npyz_descr(entry[1]), dims)
+        else:
+            out += "(%s, %s), " % (_raw_name(entry[0]), npyz_descr(entry[1]))
+    return out + "]"
+
+
+def npyz_dict(descr, fortran, shape):
+    """npyz's create_dict: every dimension followed by ", " ('(3, )', '(2, 3, )', '()')."""
+    return "{'descr': %s, 'fortran_order': %s, 'shape': (%s), }" % (
+        npyz_descr(descr), "True" if fortran else "False", "".join("%d, " % d for d in shape))
+
+
+def npyz_header(descr, fortran, shape, major=None):
+    """(header bytes, major) as npyz writes them: version 3.0 when the UTF-8
+    text has a non-ASCII byte, else 1.0; padded with spaces to 64 and '\\n'.
+    ``major=1`` forces version 1.0 (npyz before it chose 3.0, like npy-rs):
+    the raw UTF-8 bytes are then read as latin-1."""
+    raw = npyz_dict(descr, fortran, shape).encode("utf-8")
+    if major is None:
+        major = 3 if any(b >= 0x80 for b in raw) else 1
+    pre = 10 if major == 1 else 12
+    raw += b" " * (63 - (len(raw) + pre) % 64) + b"\n"
+    return raw, major
+
+
+def npyrs_descr(descr):
+    """npy-rs's DType::descr(): like npyz, but records are flat (nested ones
+    are unimplemented there)."""
+    if isinstance(descr, list) and any(not isinstance(e[1], str) for e in descr):
+        raise ValueError("npy-rs writes no nested records")
+    return npyz_descr(descr)
+
+
+def npyrs_header(descr, length):
+    """npy-rs's OutFile: version 1.0 always; the dict ends
+    "'shape': (N,), }" followed by the 19-byte filler the length was
+    written into (19 - digits spaces), then spaces to a multiple of 16 and
+    '\\n'. Field names are raw UTF-8, read by numpy as latin-1."""
+    digits = str(length)
+    text = ("{'descr': %s, 'fortran_order': False, 'shape': (" % npyrs_descr(descr)
+            + digits + ",), }" + " " * (19 - len(digits)))
+    raw = text.encode("utf-8")
+    raw += b" " * (15 - (len(raw) + 10) % 16) + b"\n"
+    return raw
+
+
+def py_literal_string(text):
+    """py_literal's Value::String::write_ascii (ndarray-npy): escapes only
+    backslash, CR, LF and the quote; other ASCII, controls included, is raw;
+    non-ASCII becomes \\xHH, \\uHHHH or \\UHHHHHHHH."""
+    out = ["'"]
+    for ch in text:
+        o = ord(ch)
+        if ch in "\\\r\n'":
+            out.append({"\\": "\\\\", "\r": "\\r", "\n": "\\n", "'": "\\'"}[ch])
+        elif o < 0x80:
+            if o == 0:
+                raise ValueError("a raw NUL: numpy refuses it")
+            out.append(ch)
+        elif o <= 0xFF:
+            out.append("\\x%02x" % o)
+        elif o <= 0xFFFF:
+            out.append("\\u%04x" % o)
+        else:
+            out.append("\\U%08x" % o)
+    out.append("'")
+    return "".join(out)
+
+
+def py_literal(value):
+    """py_literal's write_ascii for the values of a header."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return py_literal_string(value)
+    if isinstance(value, tuple):
+        if len(value) == 1:
+            return "(" + py_literal(value[0]) + ",)"
+        return "(" + ", ".join(py_literal(v) for v in value) + ")"
+    return "[" + ", ".join(py_literal(v) for v in value) + "]"
+
+
+def ndarray_npy_header(descr, fortran, shape):
+    """(header bytes, major) as ndarray-npy writes them: the py_literal dict
+    without a trailing comma, then 1 to 64 spaces (64 - (prefix + dict +
+    newline) mod 64: never none) and '\\n'; version 1.0, 2.0 when too long."""
+    text = "{'descr': %s, 'fortran_order': %s, 'shape': %s}" % (py_literal(descr), py_literal(fortran),
+                                                                 py_literal(tuple(shape)))
+    for major, pre in ((1, 10), (2, 12)):
+        unpadded = pre + len(text) + 1
+        raw = (text + " " * (64 - unpadded % 64) + "\n").encode("ascii")
+        if major == 2 or len(raw) <= 0xFFFF:
+            return raw, major
+    raise ValueError("unreachable")
+
+
+def foreign_descr(rng, depth, flat=False):
+    """A field list of the kind npyz, npy-rs and ndarray-npy users declare:
+    no titles, no padding; names plain, with raw controls, or non-ASCII."""
+    n = rng.choice((1, 1, 2, 2, 3, 4))
+    names = []
+    while len(names) < n:
+        r = rng.random()
+        pool = NAMES_PLAIN if r < 0.4 else NAMES_RAW_CONTROL if r < 0.8 else NAMES_UTF8_C1 + NAMES_LATIN1
+        name = rng.choice(pool) + ("" if rng.random() < 0.6 else str(len(names)))
+        if name not in names:
+            names.append(name)
+    fields = []
+    for name in names:
+        if not flat and depth > 0 and rng.random() < 0.25:
+            sub = foreign_descr(rng, depth - 1)
+        else:
+            sub = random_leaf(rng)
+        if rng.random() < 0.2 and npformat.descr_to_dtype(sub).itemsize:
+            fields.append((name, sub, random_subarray_shape(rng)))
+        else:
+            fields.append((name, sub))
+    return fields
+
+
+FOREIGN_WRITERS = ("npzjl", "npyz", "npyz-1.0", "npy-rs", "ndarray-npy")
+
+
+def _fit_shape(rng, shape, itemsize):
+    """The walk's shape if it suits this itemsize too (numpy could make the
+    array; at most 64 KiB of data), else a new one."""
+    if (math.prod(x for x in shape if x) * max(itemsize, 1) > INT63
+            or math.prod(shape) * itemsize > 1 << 16):
+        return random_shape(rng, itemsize)
+    return shape
+
+
+def foreign_file(rng, dtype, shape, fortran):
+    """(bytes, description) from one of the other writers. NPZ.jl writes its
+    own scalar types; the Rust writers get a field list with awkward names
+    half of the time, else the walk's dtype when they can spell it."""
+    writer = rng.choice(FOREIGN_WRITERS)
+    if writer == "npzjl":
+        type_string = (">" if rng.random() < 0.1 else "<") + rng.choice(NPZJL_TYPES)
+        sep = ", " if rng.random() < 0.8 else ","
+        shape = _fit_shape(rng, shape, np.dtype(type_string).itemsize)
+        if rng.random() < 0.4:
+            shape = npzjl_shape(rng, type_string, fortran, rng.choice((0, 0, 1)), sep) or shape
+        return (npzjl_file(type_string, fortran, shape, sep),
+                "NPZ.jl %s fortran=%s pad=%d" % (type_string, fortran, npzjl_pad(type_string, fortran, shape, sep)))
+    descr = npformat.dtype_to_descr(dtype)
+    if rng.random() < 0.5 or not isinstance(descr, (str, list)):
+        descr = foreign_descr(rng, 2, flat=(writer == "npy-rs"))
+    itemsize = npformat.descr_to_dtype(descr).itemsize
+    shape = _fit_shape(rng, shape, itemsize)
+    if writer == "npy-rs":
+        length = shape[0] if len(shape) == 1 else rng.choice((0, 1, 2, 3, 10))
+        raw = npyrs_header(descr, length)
+        return preamble(1, len(raw)) + raw + bytes(length * itemsize), "npy-rs version=1.0"
+    if writer == "ndarray-npy":
+        raw, major = ndarray_npy_header(descr, fortran, shape)
+    else:
+        raw, major = npyz_header(descr, fortran, shape, 1 if writer == "npyz-1.0" else None)
+    return (preamble(major, len(raw)) + raw + bytes(math.prod(shape) * itemsize),
+            "%s version=%d.0 fortran=%s" % (writer, major, fortran))
+
+
+def npzjl_cases(rng):
+    """Every NPZ.jl type with fortran_order True and False, each with the
+    pads 0 (the header ends with '}'), 1 (just the newline) and 15 (a
+    big-endian host's '>' for the C-order one)."""
+    out = []
+    for code in NPZJL_TYPES:
+        for fortran in (True, False):
+            for want in (0, 1, 15):
+                type_string = ("<" if want != 15 or fortran else ">") + code
+                shape = npzjl_shape(rng, type_string, fortran, want)
+                if shape is not None:
+                    out.append(Sample("", npzjl_file(type_string, fortran, shape),
+                                      "NPZ.jl %s fortran=%s pad=%d" % (type_string, fortran, want)))
+    return out
+
+
+def raw_name_cases():
+    """Each raw-control name and each UTF-8 name once per writer that emits
+    it raw: npyz (3.0 when non-ASCII), npyz and npy-rs as version 1.0 (the
+    UTF-8 bytes read as latin-1), ndarray-npy (ASCII controls raw)."""
+    out = []
+    for name in NAMES_RAW_CONTROL + NAMES_UTF8_C1:
+        descr = [(name, "<i4"), ("b", "|u1")]
+        for writer in ("npyz", "npyz-1.0", "npy-rs", "ndarray-npy"):
+            if writer == "npy-rs":
+                raw, major = npyrs_header(descr, 2), 1
+            elif writer == "ndarray-npy":
+                raw, major = ndarray_npy_header(descr, False, (2,))
+            else:
+                raw, major = npyz_header(descr, False, (2,), 1 if writer == "npyz-1.0" else None)
+            out.append(Sample("", preamble(major, len(raw)) + raw + bytes(10),
+                              "%s version=%d.0 name %r" % (writer, major, name)))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -440,6 +737,11 @@ def build_file(rng, dtype, shape, how_writer, fortran=False, literal=None):
                 return write_array(zeros(shape, dtype), version), "write_array version=%d.0" % version[0]
             except (ValueError, UnicodeEncodeError):
                 continue
+    if how_writer == "foreign":
+        try:
+            return foreign_file(rng, dtype, shape, fortran)
+        except (ValueError, TypeError, UnicodeEncodeError):
+            pass  # a dtype this writer cannot spell: hand-built instead
     if how_writer == "header":
         for version in rng.sample([(1, 0), (2, 0), (3, 0)], 3):
             try:
@@ -502,7 +804,7 @@ def generate(seed, count):
     for _ in range(max(1, count // 2000)):
         cases.append((many_fields_dtype(rng, rng.choice((4000, 5000))), (rng.choice((0, 1)),), "save", None))
         cases.append((many_fields_dtype(rng, 3500), (1,), None, None))
-    writers = ("save", "save", "write_array", "header", "hand", "hand", "hand")
+    writers = ("save", "save", "write_array", "header", "hand", "hand", "hand", "foreign")
     index = 0
     while index < count:
         writer, literal = rng.choice(writers), None
@@ -527,6 +829,12 @@ def generate(seed, count):
             how += " +trailing bytes"
         yield Sample("v%05d.npy" % index, data, how, expect)
         index += 1
+    # NPZ.jl's padding rule, every pad that matters, every type it writes.
+    for i, sample in enumerate(npzjl_cases(rng)):
+        yield Sample("j%05d.npy" % i, sample.data, sample.how)
+    # Names with raw controls and raw UTF-8, by each writer that emits them.
+    for i, sample in enumerate(raw_name_cases()):
+        yield Sample("k%05d.npy" % i, sample.data, sample.how)
     # Object dtypes: numpy reads the header; npyguard rejects them by default.
     for i, ts in enumerate(("|O", [("a", "<i4"), ("o", "|O")], [("s", [("deep", "|O", (2,))])])):
         arr = zeros((2,), npformat.descr_to_dtype(ts))
@@ -536,22 +844,21 @@ def generate(seed, count):
 
 
 # ---------------------------------------------------------------------------
-# One file per listed deviation: numpy reads it, npyguard must reject it
-# with that deviation's class (so every class is exercised in every run).
+# At least one file per listed deviation: numpy reads it, npyguard must reject
+# it with that deviation's class (so every class is exercised in every run).
 # ---------------------------------------------------------------------------
 
 def _d(descr="'<f8'", shape="(3,)", fortran="False"):
     return "{'descr': %s, 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
 
 
-def _nested(levels):
-    descr = "'<f8'"
+def _nested(levels, descr="'<f8'"):
     for _ in range(levels):
         descr = "[('n', %s)]" % descr
     return descr
 
 
-# (deviation ID, header text without the final newline, version, extra bytes after the data)
+# (deviation ID, header text, version, extra bytes after the data)
 EXEMPLARS = (
     ("text-not-terminated", _d() + "   ", 1, b""),
     ("text-leading-space", " " + _d() + "\n", 1, b""),
@@ -572,12 +879,15 @@ EXEMPLARS = (
     ("val-huge-int", _d(shape="(0, 18446744073709551616)") + "\n", 1, b""),
     ("val-ndim", _d(shape="(%s)" % ("1, " * 65)) + "\n", 1, b""),
     ("val-depth", _d(_nested(20)) + "\n", 1, b""),
+    # 199 brackets inside the dict's '{': the deepest header numpy can read.
+    ("val-depth", _d(_nested(98, "[('x', '<f8', (2,))]")) + "\n", 1, b""),
     ("val-size", _d(shape="(0, 4611686018427387904, 4611686018427387904)") + "\n", 1, b""),
     ("type-native", _d("'=f8'") + "\n", 1, b""),
     ("type-alias", _d("'float64'") + "\n", 1, b""),
     ("type-size", _d("'<f'") + "\n", 1, b""),
     ("type-object-order", _d("'<O'") + "\n", 1, b"\x80\x04N."),
     ("type-datetime", _d("'<M8[0ms]'") + "\n", 1, b""),
+    ("type-datetime", _d("'<M8[+5ms]'") + "\n", 1, b""),
     ("type-itemsize-wrap", _d("'|S2147483648'", "(0,)") + "\n", 1, b""),
     ("field-type-tuple", _d("[('a', ('<i4', (2,)))]") + "\n", 1, b""),
     ("field-not-tuple", _d("[['a', '<i4']]") + "\n", 1, b""),

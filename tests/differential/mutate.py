@@ -8,7 +8,9 @@ semantic mutant) and apply one to four operators: byte flips, deletions,
 duplications, splices from other headers, insertions and replacements with
 tokens of the header language and hostile tokens (huge integers, ``-1``, deep
 nesting, NUL, non-UTF-8 bytes, ``\\u`` escapes, surrogates), suffixes after
-numbers, escapes inside strings, and a change of format version. HEADER_LEN
+numbers, escapes and raw control characters inside strings, raw control bytes
+anywhere, other endings (no padding at all, NPZ.jl's, padding without the
+newline), and a change of format version. HEADER_LEN
 is fixed up (usually) and the data length is then what numpy's reading of the
 mutant asks for, so that a header numpy accepts also passes the data-size
 check; a few mutants get one byte too many or too few on purpose.
@@ -36,7 +38,7 @@ TOKENS = (
     "\r", "\r\n", "\x0c", "\x0b", "(2,)", "()", "(0,)", "(3, 4)", "[]", "('', '|V4')", "('a', '<i4')",
     "('a', '<i4', (2,))", "(('t', 'a'), '<i4')", "('', '<i4')", "(('', 'a'), '<i4')", "('a', ('<i4', (2,)))",
     "('a', '<i4', 3)", "('a', '<i4', [2])", "'a'", "'b'", "'é'", "'Ω'", "+", "-", "*", ".", "1.5", "1j",
-    "0x10", "0o7", "0b1", "1_0", "2**3",
+    "0x10", "0o7", "0b1", "1_0", "2**3", "\x01", "\x1b", "\x1f", "\x7f", "'<M8[+5ms]'", "'<M8[ 5ms]'",
 )
 HOSTILE = (
     "9223372036854775807", "9223372036854775808", "18446744073709551616", "4294967296", "2147483648",
@@ -45,14 +47,21 @@ HOSTILE = (
     "\x00", "\xff", "\xc3", "\xed\xa0\x80", "\xe9", "\xc2\x85", "\x85", "\xa0", "\xef\xbb\xbf",
     "\xf4\x90\x80\x80", "\xc0\xaf", "\xe2\x80\xa8", "\xf0\x9f\x98\x80", "\\ud83d\\ude00", "\\U0010ffff",
     "'|S2147483648'", "'<U536870912'", "'|V2147483647'", "'|S2147483647'", "'<M8[2147483648ms]'",
-    "(0, 4611686018427387904, 4611686018427387904)", "(4294967296, 4294967296)",
+    "(0, 4611686018427387904, 4611686018427387904)", "(4294967296, 4294967296)", "\x80", "\x9f", "\xc2\x9f",
+    "\xc2\x80",
 )
 # Inserted directly after the digits of a number.
 AFTER_NUMBER = (b"L", b" L", b"\tL", b"l", b"LL", b"L L", b"_0", b"0", b".0", b"j", b"e1", b"\\\nL", b"  L")
 # Inserted directly after a quote (usually inside a string).
 INTO_STRING = (b"\\ud800", b"\\udfff", b"\\U0000d800", b"\\U00110000", b"\\x41", b"\\u00e9", b"\\N{DIGIT ONE}",
                b"\\0", b"\\a", b"\\b", b"\\f", b"\\v", b"\\q", b"\\\n", b"\t", b"\r", b"\x85", b"\x7f",
-               b"\x00", b"\xc3\xa9", b"\xe2\x80\xa8", b"\xed\xa0\x80", b"\\'", b'\\"', b"\\\\", b"\xa0")
+               b"\x00", b"\xc3\xa9", b"\xe2\x80\xa8", b"\xed\xa0\x80", b"\\'", b'\\"', b"\\\\", b"\xa0",
+               b"\x01", b"\x0b", b"\x0c", b"\x1b", b"\x1f", b"\x80", b"\x9f", b"\xc2\x80", b"\xc2\x85", b"\xc2\x9f",
+               b"\n", b"\t\x01\x7f", b"\\\x01", b"\\\t")
+# Raw control bytes, inserted anywhere (inside strings numpy reads all but
+# NUL, LF and CR; outside them only the form feed, as white space).
+CONTROLS = (b"\x00", b"\x01", b"\x08", b"\t", b"\n", b"\x0b", b"\x0c", b"\r", b"\x0e", b"\x1b", b"\x1f", b"\x7f",
+            b"\x80", b"\x85", b"\x9f", b"\xc2\x80", b"\xc2\x85", b"\xc2\x9f")
 # Header bytes after which an insertion most often makes sense.
 BOUNDARIES = b"({[,: "
 
@@ -110,7 +119,12 @@ def _lexeme(rng, text):
 def mutate_text(rng, text, donors):
     """Apply one operator to header bytes; returns (new bytes, op name)."""
     op = rng.choice(("flip", "flip", "delete", "delete", "duplicate", "insert", "insert", "insert", "insert",
-                     "replace", "replace", "replace", "splice", "ending", "after-number", "into-string"))
+                     "replace", "replace", "replace", "splice", "ending", "after-number", "into-string",
+                     "control"))
+    if op == "control":
+        at = rng.randint(0, len(text))
+        token = rng.choice(CONTROLS)
+        return text[:at] + token + text[at:], "control@%d %r" % (at, token)
     if op == "after-number":
         ends = [i + 1 for i in range(len(text)) if text[i] in b"0123456789"
                 and (i + 1 == len(text) or text[i + 1] not in b"0123456789")]
@@ -146,14 +160,25 @@ def mutate_text(rng, text, donors):
         at = _position(rng, text)
         return text[:at] + donor[start:end] + text[at:], "splice %d bytes@%d" % (end - start, at)
     if op == "ending":
-        choice = rng.randrange(4)
+        choice = rng.randrange(8)
         if choice == 0:
             return text.rstrip(b"\n"), "drop final newline"
         if choice == 1:
             return text + rng.choice((b" ", b"\n", b"  \n", b"\t\n", b"\x00\n")), "append after newline"
         if choice == 2:
             return text.rstrip(b" \n") + b"\n", "strip padding"
-        return b"\n" + text, "prepend newline"
+        if choice == 3:
+            return b"\n" + text, "prepend newline"
+        body = text.rstrip(b" \t\r\n")
+        if choice == 4:
+            return body, "no padding at all (NPZ.jl's zero pad)"
+        if choice == 5:
+            pad = -(10 + len(body)) % 16
+            return body + (b" " * (pad - 1) + b"\n" if pad else b""), "NPZ.jl padding"
+        if choice == 6:
+            tail = rng.choice((b"}", b" }", b"\n}", b"#}", b" \x0c", b"\x0c\n", b"\t", b"\x0c"))
+            return body + tail, "after the dict %r" % tail
+        return body + b" " * rng.randint(1, 20), "padding without the newline"
     token = _token(rng)
     at = _position(rng, text)
     return text[:at] + token + text[at:], "insert@%d %r" % (at, token)
@@ -171,8 +196,10 @@ ODD_TYPE_STRINGS = (
     "|S2147483647", "|V2147483647", "<U536870911", "|V0", "|S0", "<U0", ">V4", "<V4", "=V4", "=S4", "S4", "V4",
     "<f12", "<c24", "<f16", "<c32", "|i1", "<U1", "U1", "b1", "<?", "<e", "<g", "<q", "<Q", "p", "P", "V", "S",
     "<f8 ", " <f8", "<F8", "<m8[as]", "<M8[10000as]", "|u1", "<M8[Y]", "<M8[W]", "<M16", "<i0", "<S-1",
+    "<M8[+5ms]", "<M8[ 5ms]", "<m8[+1D]", "<M8[+0ms]", "<M8[-5ms]", "<M8[\t5ms]", "<M8[+01ms]",
 )
-ODD_NAMES = ("", "a", "b", "x", "é", "Ω", "\x00", "'", '"', "\\", "a" * 300)
+ODD_NAMES = ("", "a", "b", "x", "é", "Ω", "\x00", "'", '"', "\\", "a" * 300, "\t", "a\x01", "\x7f", "\x85", "\x0c",
+             "\x1b[0m", "\r", "\n", "\x9f", "€")
 ODD_DIMS = (-1, -0, 0, 1, 2, True, False, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 62, 2 ** 63 - 1, 2 ** 63, 2 ** 64,
             10 ** 30, "3", None, 1.0)
 ODD_SUBSHAPES = ((), (0,), (2,), (1, 1), (-1,), (True,), 3, [2], (2 ** 31,), (65536, 65536), (1,) * 33, "2",
@@ -252,7 +279,7 @@ def mutate_header(rng, header):
         new = _replace(header["descr"], path, mutate_node(rng, node))
         return [(k, new if k == "descr" else v) for k, v in entries], "descr at %s" % (path,)
     if r < 0.6:
-        levels = rng.choice((14, 15, 16, 17, 20, 40, 90))
+        levels = rng.choice((14, 15, 16, 17, 20, 40, 90, 98, 99, 100))
         descr = header["descr"]
         for _ in range(levels):
             descr = [("n", descr)]
@@ -293,6 +320,8 @@ def spell_entries(rng, entries, major):
     parts = [generate.spell(k, style, rng, latin1) + style.colon
              + generate.spell(v, style, rng, latin1, in_shape=(k == "shape")) for k, v in entries]
     text = "{" + style.comma.join(parts) + ("," if style.trailing_comma else "") + "}"
+    if rng.random() < 0.05:
+        return text  # no padding at all: the text ends with the dict's '}'
     pad = (-(12 + len(text) + 1)) % style.align
     return text + " " * pad + "\n"
 
