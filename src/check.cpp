@@ -119,57 +119,6 @@ std::ptrdiff_t pread_full(int fd, unsigned char* buffer, std::size_t size, std::
   return static_cast<std::ptrdiff_t>(got);
 }
 
-// A descriptor of unknown size. A non-blocking one (validate_file opens
-// FIFOs and devices so, or open would wait for a writer) and every one with
-// a timeout are polled before each read: a FIFO with no writer yet reads as
-// the end of the input, so waiting happens in poll, up to the deadline.
-class fd_source final : public byte_source {
-public:
-  fd_source(int fd, std::uint32_t timeout_ms) noexcept
-      : fd_(fd), timed_(timeout_ms != 0),
-        deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {
-    const int flags = ::fcntl(fd, F_GETFL);
-    poll_first_ = timed_ || (flags >= 0 && (flags & O_NONBLOCK) != 0);
-  }
-
-  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
-    for (;;) {
-      if (poll_first_ && !wait_readable()) return -1;
-      const ssize_t n = ::read(fd_, buffer, size);
-      if (n >= 0) return n;
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-      poll_first_ = true;
-    }
-  }
-
-private:
-  // True when a read will not block (data, end of input or an error to
-  // report); false with errno set on a poll error or ETIMEDOUT.
-  bool wait_readable() noexcept {
-    for (;;) {
-      int wait_ms = -1;
-      if (timed_) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-          errno = ETIMEDOUT;
-          return false;
-        }
-        wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), 1 << 30));
-      }
-      pollfd entry{fd_, POLLIN, 0};
-      const int ready = ::poll(&entry, 1, wait_ms);
-      if (ready > 0) return true;
-      if (ready < 0 && errno != EINTR) return false;
-    }
-  }
-
-  int fd_;
-  bool timed_;
-  bool poll_first_ = false;
-  std::chrono::steady_clock::time_point deadline_;
-};
-
 result validate_memory(const unsigned char* data, std::size_t size, const options& opts) {
   preamble framing;
   if (auto failure = read_preamble(data, std::min(size, max_preamble_size), opts, framing)) return *failure;
@@ -335,8 +284,46 @@ result validate_stream(byte_source& source, const options& opts) noexcept {
   return detail::guarded([&] { return detail::validate_source(source, opts); });
 }
 
+fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms) noexcept
+    : fd_(fd), timed_(timeout_ms != 0),
+      deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  poll_first_ = timed_ || (flags >= 0 && (flags & O_NONBLOCK) != 0);
+}
+
+std::ptrdiff_t fd_byte_source::read(void* buffer, std::size_t size) noexcept {
+  for (;;) {
+    if (poll_first_ && !wait_readable()) return -1;
+    const ssize_t n = ::read(fd_, buffer, size);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    poll_first_ = true;
+  }
+}
+
+// True when a read will not block (data, the end of the input or an error
+// to report); false with errno set on a poll error or ETIMEDOUT.
+bool fd_byte_source::wait_readable() noexcept {
+  for (;;) {
+    int wait_ms = -1;
+    if (timed_) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        errno = ETIMEDOUT;
+        return false;
+      }
+      wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), 1 << 30));
+    }
+    pollfd entry{fd_, POLLIN, 0};
+    const int ready = ::poll(&entry, 1, wait_ms);
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return false;
+  }
+}
+
 result validate_fd(int fd, const options& opts) noexcept {
-  detail::fd_source source(fd, opts.timeout_ms);
+  fd_byte_source source(fd, opts.timeout_ms);
   return validate_stream(source, opts);
 }
 

@@ -2,6 +2,7 @@
 #ifndef NPYGUARD_VALIDATE_HPP
 #define NPYGUARD_VALIDATE_HPP
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -29,6 +30,26 @@ public:
   // Reads up to `size` bytes into `buffer`; returns how many (0 at the end of
   // the input) or a negative number on a read error.
   virtual std::ptrdiff_t read(void* buffer, std::size_t size) noexcept = 0;
+};
+
+// read(2) on a descriptor as a byte_source, as validate_fd reads: retries
+// on EINTR; a non-blocking descriptor, and any with a timeout, is polled
+// before each read (a FIFO opened without blocking reads as ended until a
+// writer comes, so the waiting happens in poll). `timeout_ms` (0: no limit)
+// bounds all reads together from construction; past it a read fails with
+// errno ETIMEDOUT. The descriptor is neither closed nor rewound.
+class fd_byte_source final : public byte_source {
+public:
+  explicit fd_byte_source(int fd, std::uint32_t timeout_ms = 0) noexcept;
+  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override;
+
+private:
+  bool wait_readable() noexcept;
+
+  int fd_;
+  bool timed_;
+  bool poll_first_ = false;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
 // Reads the header in bounded chunks (memory grows only with bytes that

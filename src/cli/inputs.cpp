@@ -2,13 +2,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -112,66 +110,29 @@ private:
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
 
-// A byte_source over a descriptor that keeps the first bytes it delivers.
-// With a timeout (--timeout) it waits in poll(2), as the library's own
-// descriptor source does, so that standard input from a pipe nobody writes
-// to ends in io_error ("no input within the time allowed") instead of
-// waiting forever; a descriptor left non-blocking is polled too.
+// The library's descriptor source, keeping the first bytes it delivers for
+// the excerpt. With --timeout, standard input from a pipe nobody writes to
+// ends in io_error ("no input within the time allowed") instead of waiting
+// forever.
 class recording_source final : public npyguard::byte_source {
 public:
-  recording_source(int fd, std::uint32_t timeout_ms) noexcept
-      : fd_(fd), timed_(timeout_ms != 0),
-        deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {
-    const int flags = ::fcntl(fd, F_GETFL);
-    poll_first_ = timed_ || (flags >= 0 && (flags & O_NONBLOCK) != 0);
-  }
+  recording_source(int fd, std::uint32_t timeout_ms) noexcept : source_(fd, timeout_ms) {}
 
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
-    for (;;) {
-      if (poll_first_ && !wait_readable()) return -1;
-      const ssize_t n = ::read(fd_, buffer, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        poll_first_ = true;
-        continue;
+    const std::ptrdiff_t n = source_.read(buffer, size);
+    if (n > 0 && prefix_.size() < recorded_prefix) {
+      const std::size_t keep = std::min(static_cast<std::size_t>(n), recorded_prefix - prefix_.size());
+      try {
+        prefix_.append(static_cast<const char*>(buffer), keep);
+      } catch (const std::exception&) { // the excerpt is only for display
       }
-      if (n > 0 && prefix_.size() < recorded_prefix) {
-        const std::size_t keep = std::min(static_cast<std::size_t>(n), recorded_prefix - prefix_.size());
-        try {
-          prefix_.append(static_cast<const char*>(buffer), keep);
-        } catch (const std::exception&) { // the excerpt is only for display
-        }
-      }
-      return n;
     }
+    return n;
   }
   [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
 
 private:
-  // True when a read will not block; false with errno set (ETIMEDOUT when
-  // the deadline passed, which the library words as a timeout).
-  bool wait_readable() noexcept {
-    for (;;) {
-      int wait_ms = -1;
-      if (timed_) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-          errno = ETIMEDOUT;
-          return false;
-        }
-        wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), 1 << 30));
-      }
-      pollfd entry{fd_, POLLIN, 0};
-      const int ready = ::poll(&entry, 1, wait_ms);
-      if (ready > 0) return true;
-      if (ready < 0 && errno != EINTR) return false;
-    }
-  }
-
-  int fd_;
-  bool timed_;
-  bool poll_first_ = false;
-  std::chrono::steady_clock::time_point deadline_;
+  npyguard::fd_byte_source source_; // EINTR, polling and the timeout, as validate_fd reads
   std::string prefix_;
 };
 
