@@ -34,8 +34,7 @@ public:
 
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
     if (position_ >= fail_at_) {
-      errno = EIO;
-      return -1;
+      return -EIO;
     }
     std::size_t n = std::min({size, size_ - position_, next_chunk(), fail_at_ - position_});
     if (size != 0 && n == 0 && position_ < size_) n = 1;

@@ -86,6 +86,7 @@ result check_data_size(result checked, std::uint64_t input_size, const options& 
 }
 
 error io_failure(const char* what, int errno_value) {
+  if (errno_value <= 0) errno_value = EIO; // a byte_source that gave no reason
   if (errno_value == ETIMEDOUT) {
     return error{error_code::io_error, std::nullopt,
                  std::string(what) + ": no input within the time allowed (set timeout_ms to wait longer)"};
@@ -93,16 +94,22 @@ error io_failure(const char* what, int errno_value) {
   return error{error_code::io_error, std::nullopt, std::string(what) + ": " + std::strerror(errno_value)};
 }
 
-// Reads until `size` bytes arrived or the input ended; -1 on a read error.
+// Reads until `size` bytes arrived or the input ended; on a read error the
+// source's negative answer (minus an errno value).
 std::ptrdiff_t read_full(byte_source& source, unsigned char* buffer, std::size_t size) {
   std::size_t got = 0;
   while (got < size) {
     const std::ptrdiff_t n = source.read(buffer + got, size - got);
-    if (n < 0) return -1;
+    if (n < 0) return n;
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
   return static_cast<std::ptrdiff_t>(got);
+}
+
+// A byte_source's read error: its answer is minus an errno value.
+error source_failure(std::ptrdiff_t answer) {
+  return io_failure("cannot read", answer < -4095 ? EIO : static_cast<int>(-answer));
 }
 
 std::ptrdiff_t pread_full(int fd, unsigned char* buffer, std::size_t size, std::uint64_t offset) {
@@ -153,7 +160,7 @@ result validate_regular_file(int fd, std::uint64_t file_size, const options& opt
 result validate_source(byte_source& source, const options& opts) {
   unsigned char prefix[max_preamble_size];
   const std::ptrdiff_t got = read_full(source, prefix, sizeof prefix);
-  if (got < 0) return io_failure("cannot read", errno);
+  if (got < 0) return source_failure(got);
   const auto available = static_cast<std::size_t>(got);
   preamble framing;
   if (auto failure = read_preamble(prefix, available, opts, framing)) return *failure;
@@ -167,7 +174,7 @@ result validate_source(byte_source& source, const options& opts) {
     const std::size_t old_size = text.size();
     text.resize(old_size + chunk);
     const std::ptrdiff_t n = read_full(source, text.data() + old_size, chunk);
-    if (n < 0) return io_failure("cannot read", errno);
+    if (n < 0) return source_failure(n);
     text.resize(old_size + static_cast<std::size_t>(n));
     if (static_cast<std::size_t>(n) < chunk) {
       return check_header_fits(framing, framing.header_offset + text.size()).value();
@@ -193,7 +200,7 @@ result validate_source(byte_source& source, const options& opts) {
     const auto drain = std::make_unique<unsigned char[]>(drain_chunk);
     while (total < enough) {
       const std::ptrdiff_t n = source.read(drain.get(), static_cast<std::size_t>(std::min<std::uint64_t>(drain_chunk, enough - total)));
-      if (n < 0) return io_failure("cannot read", errno);
+      if (n < 0) return source_failure(n);
       if (n == 0) {
         ended = true;
         break;
@@ -293,11 +300,11 @@ fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms) noexcept
 
 std::ptrdiff_t fd_byte_source::read(void* buffer, std::size_t size) noexcept {
   for (;;) {
-    if (poll_first_ && !wait_readable()) return -1;
+    if (poll_first_ && !wait_readable()) return -errno;
     const ssize_t n = ::read(fd_, buffer, size);
     if (n >= 0) return n;
     if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
     poll_first_ = true;
   }
 }

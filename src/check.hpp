@@ -5,8 +5,9 @@
 
 #include <sys/stat.h>
 
-#include <exception>
+#include <new>
 #include <optional>
+#include <stdexcept>
 
 #include "npyguard/error.hpp"
 #include "npyguard/options.hpp"
@@ -20,14 +21,18 @@ namespace npyguard::detail {
 [[nodiscard]] result validate_open_file(int fd, const options& opts, struct stat& info) noexcept;
 
 // Runs `function` (returning a result or an optional error) and turns an
-// escaping std::bad_alloc or std::length_error into out_of_memory: the
-// public API never throws. The message fits the small-string buffer, so
-// building it cannot allocate.
+// escaping std::bad_alloc or std::length_error (a size the library cannot
+// allocate) into out_of_memory: the public API never throws. Any other
+// exception is a bug: it is not caught here, reaches a noexcept boundary
+// and terminates the process, never passing for a verdict. The message fits
+// the small-string buffer, so building it cannot allocate.
 template <typename Function>
 auto guarded(Function&& function) noexcept -> decltype(function()) {
   try {
     return function();
-  } catch (const std::exception&) {
+  } catch (const std::bad_alloc&) {
+    return error{error_code::out_of_memory, std::nullopt, "out of memory"};
+  } catch (const std::length_error&) {
     return error{error_code::out_of_memory, std::nullopt, "out of memory"};
   }
 }

@@ -395,7 +395,7 @@ result attach_validated(int fd, result checked, const struct stat& info, const o
 
 // The steps of read_array after validation; `fd` stays open.
 result read_validated(int fd, result checked, const struct stat& info, const options& opts, void* buffer,
-                      std::size_t buffer_size, bool native_order) noexcept {
+                      std::size_t buffer_size, data_order order) noexcept {
   return guarded([&]() -> result {
     if (!checked.ok()) return checked;
     const header& model = checked.value();
@@ -406,7 +406,7 @@ result read_validated(int fd, result checked, const struct stat& info, const opt
       if (auto failure = read_data(fd, model, bytes)) return *failure;
     }
     if (auto failure = check_unchanged(fd, model, opts.allow_trailing_data, identity_of(info))) return *failure;
-    if (native_order) to_native_in_place(bytes, model);
+    if (order == data_order::native) to_native_in_place(bytes, model);
     return checked;
   });
 }
@@ -519,13 +519,13 @@ std::optional<error> array_data::verify_unchanged() const noexcept {
 }
 
 result read_array(const char* path, void* buffer, std::size_t buffer_size, const options& opts,
-                  bool native_order) noexcept {
+                  data_order order) noexcept {
   return detail::guarded([&]() -> result {
     int fd = -1;
     struct stat info {};
     result checked = detail::open_and_validate(path, opts, fd, info);
     if (!checked.ok()) return checked;
-    result done = detail::read_validated(fd, std::move(checked), info, opts, buffer, buffer_size, native_order);
+    result done = detail::read_validated(fd, std::move(checked), info, opts, buffer, buffer_size, order);
     ::close(fd);
     return done;
   });

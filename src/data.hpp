@@ -20,7 +20,7 @@ namespace npyguard::detail {
 
 // read_array's steps after validation; `fd` stays open.
 [[nodiscard]] result read_validated(int fd, result checked, const struct stat& info, const options& opts,
-                                    void* buffer, std::size_t buffer_size, bool native_order) noexcept;
+                                    void* buffer, std::size_t buffer_size, data_order order) noexcept;
 
 } // namespace npyguard::detail
 

@@ -361,9 +361,9 @@ TEST_CASE("copy_native swaps the scalars of foreign-order arrays", "[data]") {
       CHECK(as_string(array.bytes(), array.size()) == each.file_data); // the source is never modified
     }
     std::string buffer(each.expected.size(), '\0');
-    require_ok(npyguard::read_array(path.c_str(), &buffer[0], buffer.size(), {}, true));
+    require_ok(npyguard::read_array(path.c_str(), &buffer[0], buffer.size(), {}, npyguard::data_order::native));
     CHECK(buffer == each.expected);
-    require_ok(npyguard::read_array(path.c_str(), &buffer[0], buffer.size(), {}, false));
+    require_ok(npyguard::read_array(path.c_str(), &buffer[0], buffer.size(), {}, npyguard::data_order::as_stored));
     CHECK(buffer == each.file_data);
   }
 }
@@ -419,7 +419,7 @@ TEST_CASE("copy_native through a big-endian struct with nesting, subarrays and p
     CHECK_FALSE(array.view<double>());
   }
   std::string buffer(file_data.size(), '\0');
-  require_ok(npyguard::read_array(path.c_str(), &buffer[0], buffer.size(), {}, true));
+  require_ok(npyguard::read_array(path.c_str(), &buffer[0], buffer.size(), {}, npyguard::data_order::native));
   CHECK(buffer == expected);
 }
 
@@ -634,7 +634,7 @@ TEST_CASE("arrays of zero bytes: no mapping, a non-null empty view", "[data]") {
     CHECK(voids.size() == 0);
     CHECK(voids.bytes() != nullptr);
   }
-  require_ok(npyguard::read_array(empty.c_str(), nullptr, 0, {}, true));
+  require_ok(npyguard::read_array(empty.c_str(), nullptr, 0, {}, npyguard::data_order::native));
 }
 
 TEST_CASE("a changed file is detected: verify_unchanged after open", "[data]") {
@@ -774,7 +774,7 @@ TEST_CASE("read_array: a file that shrinks after validation is truncated_data", 
     validated_descriptor opened(path, opts);
     REQUIRE(::truncate(path.c_str(), 128 + 40) == 0);
     require_error(npyguard::detail::read_validated(opened.fd, opened.checked, opened.info, opts, &buffer[0],
-                                                   buffer.size(), false),
+                                                   buffer.size(), npyguard::data_order::as_stored),
                   error_code::truncated_data, 128 + 40);
   }
   {
@@ -782,14 +782,14 @@ TEST_CASE("read_array: a file that shrinks after validation is truncated_data", 
     validated_descriptor opened(path, opts);
     std::ofstream(path, std::ios::binary | std::ios::app) << "PK";
     require_error(npyguard::detail::read_validated(opened.fd, opened.checked, opened.info, opts, &buffer[0],
-                                                   buffer.size(), false),
+                                                   buffer.size(), npyguard::data_order::as_stored),
                   error_code::trailing_data, 128 + 64);
   }
   {
     dir.write("read.npy", file);
     validated_descriptor opened(path, opts);
     require_ok(npyguard::detail::read_validated(opened.fd, opened.checked, opened.info, opts, &buffer[0],
-                                                buffer.size(), false));
+                                                buffer.size(), npyguard::data_order::as_stored));
     CHECK(buffer == data);
   }
 }

@@ -2,6 +2,7 @@
 // unknown size (in any chunking) give the same verdict and model.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,8 +26,8 @@ public:
   explicit failing_source(std::size_t good_bytes) : good_(good_bytes) {}
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
     if (good_ == 0) {
-      errno = EIO;
-      return -1;
+      errno = 0; // the answer alone reports the error (byte_source's contract)
+      return -EIO;
     }
     const std::size_t n = std::min(size, good_);
     std::memset(buffer, 0, n);
@@ -342,4 +343,44 @@ TEST_CASE("a FIFO without a writer: opened without blocking, waited on up to the
   stalling_writer.join();
   require_error(stalled, error_code::io_error, std::nullopt);
   std::remove(fifo.c_str());
+}
+
+namespace {
+
+// The signal that ended a child running `body`, or 0 if it exited.
+template <typename Body>
+int child_signal(Body body) {
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::freopen("/dev/null", "w", stderr); // the precondition message
+    body();
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+} // namespace
+
+TEST_CASE("the wrong accessor of a result aborts with SIGABRT", "[entry][result]") {
+  const npyguard::result failed = check_bytes("not an npy file");
+  REQUIRE_FALSE(failed.ok());
+  CHECK(child_signal([&] { static_cast<void>(failed.value().shape.size()); }) == SIGABRT);
+  const npyguard::result accepted = check_bytes(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24));
+  REQUIRE(accepted.ok());
+  CHECK(child_signal([&] { static_cast<void>(accepted.failure().message.size()); }) == SIGABRT);
+  CHECK(child_signal([&] { static_cast<void>(accepted.value().shape.size()); }) == 0);
+  CHECK(failed.value_if() == nullptr);
+  CHECK(accepted.failure_if() == nullptr);
+}
+
+TEST_CASE("one version: the header, the library and CMake agree", "[entry][version]") {
+  CHECK(std::string(npyguard::version()) == NPYGUARD_VERSION_STRING);
+  CHECK(std::string(NPYGUARD_VERSION_STRING) == NPYGUARD_PROJECT_VERSION);
+  CHECK(std::string(NPYGUARD_VERSION_STRING) ==
+        std::to_string(NPYGUARD_VERSION_MAJOR) + "." + std::to_string(NPYGUARD_VERSION_MINOR) + "." +
+            std::to_string(NPYGUARD_VERSION_PATCH));
 }

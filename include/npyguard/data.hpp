@@ -23,6 +23,12 @@ enum class data_access : std::uint8_t {
   read, // pread into memory owned by the array_data: a private snapshot
 };
 
+// The byte order read_array leaves the data in.
+enum class data_order : std::uint8_t {
+  as_stored, // the file's bytes as they are
+  native,    // each element in this machine's byte order (as copy_native)
+};
+
 // A typed window on the data: `count` elements of T (model().count), in file
 // order (for a fortran_order array that is column-major order).
 // A refused view is {nullptr, 0} and converts to false. An accepted view of
@@ -211,14 +217,14 @@ private:
 
 // Opens `path` once, validates it like array_data::open (regular files only,
 // object dtypes refused) and reads exactly nbytes of data into `buffer`,
-// then converts it to the machine's byte order in place when `native_order`
-// (as copy_native). buffer_size must be at least nbytes, else buffer_too_small
+// then converts it to the machine's byte order in place when `order` is
+// data_order::native (as copy_native). buffer_size must be at least nbytes, else buffer_too_small
 // before any data byte is read. A file that shrinks after validation is
 // truncated_data at the offset where the data ended; a size change found by
 // the fstat after the read is an error as for array_data::open. Returns the
 // validation result; on any error the buffer's contents are unspecified.
 [[nodiscard]] result read_array(const char* path, void* buffer, std::size_t buffer_size, const options& opts = {},
-                                bool native_order = false) noexcept;
+                                data_order order = data_order::as_stored) noexcept;
 
 } // namespace npyguard
 

@@ -1,4 +1,10 @@
 // npyguard: strict validation of NumPy .npy headers. The whole public API.
+//
+// Thread safety: every function of the API may be called from any number of
+// threads at once, on distinct or shared inputs (a shared options object is
+// only read). Objects the caller owns (a result, an array_data, a
+// byte_source) are not synchronised: one thread at a time may use a
+// non-const member, any number may use const ones.
 #ifndef NPYGUARD_NPYGUARD_HPP
 #define NPYGUARD_NPYGUARD_HPP
 
@@ -9,8 +15,7 @@
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
 #include "npyguard/validate.hpp"
+#include "npyguard/version.hpp"
 #include "npyguard/write.hpp"
-
-#define NPYGUARD_VERSION_STRING "0.1.0"
 
 #endif

@@ -1,7 +1,13 @@
-// npyguard: a validated header or the error that rejected the input.
+// npyguard: a validated model or the error that rejected the input.
+//
+// Thread safety: a result is a plain value. Distinct results may be used
+// from distinct threads freely; one result may be read from several threads
+// at once (every member function is const).
 #ifndef NPYGUARD_RESULT_HPP
 #define NPYGUARD_RESULT_HPP
 
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 #include <variant>
 
@@ -10,31 +16,55 @@
 
 namespace npyguard {
 
-class result {
+namespace detail {
+// A broken precondition of the API (value() of a failure, failure() of a
+// success) is a bug in the caller: it stops the process with SIGABRT, the
+// same way every time, rather than reading through a null pointer.
+[[noreturn]] inline void precondition_failed(const char* what) noexcept {
+  std::fprintf(stderr, "npyguard: precondition violated: %s\n", what);
+  std::abort();
+}
+} // namespace detail
+
+// The result of validating one input in some format: its model T, or one
+// error. .npy validation returns basic_result<header> (`result`).
+template <typename T>
+class basic_result {
 public:
-  result(header value) noexcept : state_(std::move(value)) {}
-  result(error failure) noexcept : state_(std::move(failure)) {}
+  using value_type = T;
+
+  basic_result(T value) noexcept : state_(std::in_place_index<0>, std::move(value)) {}
+  basic_result(error failure) noexcept : state_(std::in_place_index<1>, std::move(failure)) {}
 
   [[nodiscard]] bool ok() const noexcept { return state_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
 
-  // Precondition: ok(). Returns nullptr-free references; calling the wrong
-  // accessor is a programming error and terminates (the API never throws).
-  [[nodiscard]] const header& value() const noexcept { return *std::get_if<header>(&state_); }
-  [[nodiscard]] const error& failure() const noexcept { return *std::get_if<error>(&state_); }
+  // Precondition: ok() (failure(): !ok()). Calling the wrong one aborts the
+  // process (SIGABRT); the API never throws.
+  [[nodiscard]] const T& value() const noexcept {
+    if (const T* held = value_if()) return *held;
+    detail::precondition_failed("value() called on a result that holds an error");
+  }
+  [[nodiscard]] const error& failure() const noexcept {
+    if (const error* held = failure_if()) return *held;
+    detail::precondition_failed("failure() called on a result that holds a value");
+  }
 
-  // Never null when the precondition holds; null otherwise.
-  [[nodiscard]] const header* value_if() const noexcept { return std::get_if<header>(&state_); }
-  [[nodiscard]] const error* failure_if() const noexcept { return std::get_if<error>(&state_); }
+  // Null when the result holds the other alternative.
+  [[nodiscard]] const T* value_if() const noexcept { return std::get_if<0>(&state_); }
+  [[nodiscard]] const error* failure_if() const noexcept { return std::get_if<1>(&state_); }
 
   // Same verdict: both accepted with equal models, or both rejected with
   // equal errors (code, offset and message).
-  friend bool operator==(const result& a, const result& b) noexcept { return a.state_ == b.state_; }
-  friend bool operator!=(const result& a, const result& b) noexcept { return !(a == b); }
+  friend bool operator==(const basic_result& a, const basic_result& b) noexcept { return a.state_ == b.state_; }
+  friend bool operator!=(const basic_result& a, const basic_result& b) noexcept { return !(a == b); }
 
 private:
-  std::variant<header, error> state_;
+  std::variant<T, error> state_;
 };
+
+// The result of validating a .npy file.
+using result = basic_result<header>;
 
 } // namespace npyguard
 

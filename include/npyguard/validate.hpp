@@ -28,7 +28,10 @@ class byte_source {
 public:
   virtual ~byte_source() = default;
   // Reads up to `size` bytes into `buffer`; returns how many (0 at the end of
-  // the input) or a negative number on a read error.
+  // the input), or on a read error minus an errno value that says why
+  // (-EIO when nothing more specific applies; -ETIMEDOUT for a timeout).
+  // The library never looks at errno itself after a read: the answer is the
+  // whole report, so a source need not be a descriptor.
   virtual std::ptrdiff_t read(void* buffer, std::size_t size) noexcept = 0;
 };
 
@@ -36,8 +39,8 @@ public:
 // on EINTR; a non-blocking descriptor, and any with a timeout, is polled
 // before each read (a FIFO opened without blocking reads as ended until a
 // writer comes, so the waiting happens in poll). `timeout_ms` (0: no limit)
-// bounds all reads together from construction; past it a read fails with
-// errno ETIMEDOUT. The descriptor is neither closed nor rewound.
+// bounds all reads together from construction; past it a read answers
+// -ETIMEDOUT. The descriptor is neither closed nor rewound.
 class fd_byte_source final : public byte_source {
 public:
   explicit fd_byte_source(int fd, std::uint32_t timeout_ms = 0) noexcept;

@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
   CLI::App app{"npyguard: decide whether NumPy .npy files are well formed, from the header and the file size\n"
                "alone, before anything reads the data.",
                "npyguard"};
-  app.set_version_flag("--version", "npyguard " NPYGUARD_VERSION_STRING);
+  app.set_version_flag("--version", std::string("npyguard ") + npyguard::version());
   app.require_subcommand(1);
   app.footer(std::string("Run 'npyguard COMMAND --help' for a command's options; the manual is npyguard(1).\n") +
              exit_status_text);

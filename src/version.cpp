@@ -1,0 +1,7 @@
+#include "npyguard/version.hpp"
+
+namespace npyguard {
+
+const char* version() noexcept { return NPYGUARD_VERSION_STRING; }
+
+} // namespace npyguard
