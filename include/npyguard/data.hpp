@@ -4,6 +4,8 @@
 #ifndef NPYGUARD_DATA_HPP
 #define NPYGUARD_DATA_HPP
 
+#include "npyguard/export.hpp"
+
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -114,7 +116,7 @@ struct data_view_access; // src/data.cpp builds array_data objects through it
 //   Writes by others into the mapped range are visible through bytes()
 //   (npyguard guarantees the extent of the data, not that nobody else
 //   writes it); data_access::read gives a private snapshot.
-class array_data {
+class NPYGUARD_API array_data {
 public:
   array_data() noexcept;
   ~array_data();
@@ -223,7 +225,7 @@ private:
 // truncated_data at the offset where the data ended; a size change found by
 // the fstat after the read is an error as for array_data::open. Returns the
 // validation result; on any error the buffer's contents are unspecified.
-[[nodiscard]] result read_array(const char* path, void* buffer, std::size_t buffer_size, const options& opts = {},
+[[nodiscard]] NPYGUARD_API result read_array(const char* path, void* buffer, std::size_t buffer_size, const options& opts = {},
                                 data_order order = data_order::as_stored) noexcept;
 
 } // namespace npyguard

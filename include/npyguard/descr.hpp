@@ -2,6 +2,8 @@
 #ifndef NPYGUARD_DESCR_HPP
 #define NPYGUARD_DESCR_HPP
 
+#include "npyguard/export.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -12,14 +14,14 @@ namespace npyguard {
 // numpy's repr(numpy.lib.format.dtype_to_descr(dtype)): "'<f8'" or
 // "[('a', '<i4'), ('', '|V4'), ('b', '<f8')]", with Python's quoting and
 // escaping of names. Returns an empty string only if memory runs out.
-[[nodiscard]] std::string descr_repr(const dtype& type) noexcept;
+[[nodiscard]] NPYGUARD_API std::string descr_repr(const dtype& type) noexcept;
 
 // numpy's spelling of a unit: "" (generic), "Y", "M", "W", "D", "h", "m",
 // "s", "ms", "us", "ns", "ps", "fs", "as".
-[[nodiscard]] std::string_view time_unit_name(time_unit unit) noexcept;
+[[nodiscard]] NPYGUARD_API std::string_view time_unit_name(time_unit unit) noexcept;
 
 // The type string of a non-structured dtype ("<M8[10ms]", "|S5", "|O").
-[[nodiscard]] std::string type_string(const dtype& type) noexcept;
+[[nodiscard]] NPYGUARD_API std::string type_string(const dtype& type) noexcept;
 
 } // namespace npyguard
 

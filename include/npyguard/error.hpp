@@ -2,6 +2,8 @@
 #ifndef NPYGUARD_ERROR_HPP
 #define NPYGUARD_ERROR_HPP
 
+#include "npyguard/export.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,7 +49,7 @@ enum class error_code : std::uint16_t {
 
 // The snake_case name of a code ("truncated_data"); "unknown" for values
 // outside the enumeration.
-[[nodiscard]] std::string_view error_code_name(error_code code) noexcept;
+[[nodiscard]] NPYGUARD_API std::string_view error_code_name(error_code code) noexcept;
 
 struct error {
   error_code code = error_code::io_error;

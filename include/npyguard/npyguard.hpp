@@ -11,6 +11,7 @@
 #include "npyguard/data.hpp"
 #include "npyguard/descr.hpp"
 #include "npyguard/error.hpp"
+#include "npyguard/export.hpp"
 #include "npyguard/model.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"

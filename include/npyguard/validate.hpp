@@ -2,6 +2,8 @@
 #ifndef NPYGUARD_VALIDATE_HPP
 #define NPYGUARD_VALIDATE_HPP
 
+#include "npyguard/export.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +15,7 @@ namespace npyguard {
 
 // (a) A memory buffer holding the whole file. The data bytes are never read;
 // only the buffer's size is compared with the header's claim.
-[[nodiscard]] result validate_buffer(const void* data, std::size_t size,
+[[nodiscard]] NPYGUARD_API result validate_buffer(const void* data, std::size_t size,
                                      const options& opts = {}) noexcept;
 
 // (b) A file path. Regular files: reads the preamble and the header only
@@ -21,10 +23,10 @@ namespace npyguard {
 // else (a FIFO, a character device) is opened without blocking and goes
 // through validate_fd: a FIFO without a writer is waited on up to
 // options::timeout_ms (no limit by default).
-[[nodiscard]] result validate_file(const char* path, const options& opts = {}) noexcept;
+[[nodiscard]] NPYGUARD_API result validate_file(const char* path, const options& opts = {}) noexcept;
 
 // (c) A source of unknown total size, such as a pipe.
-class byte_source {
+class NPYGUARD_API byte_source {
 public:
   virtual ~byte_source() = default;
   // Reads up to `size` bytes into `buffer`; returns how many (0 at the end of
@@ -41,7 +43,7 @@ public:
 // writer comes, so the waiting happens in poll). `timeout_ms` (0: no limit)
 // bounds all reads together from construction; past it a read answers
 // -ETIMEDOUT. The descriptor is neither closed nor rewound.
-class fd_byte_source final : public byte_source {
+class NPYGUARD_API fd_byte_source final : public byte_source {
 public:
   explicit fd_byte_source(int fd, std::uint32_t timeout_ms = 0) noexcept;
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override;
@@ -61,19 +63,19 @@ private:
 // past the data (trailing_data, whose message then cannot count the rest),
 // up to the end of the data with allow_trailing_data, nothing after the
 // header of a pickle. A hostile sender cannot keep it reading.
-[[nodiscard]] result validate_stream(byte_source& source, const options& opts = {}) noexcept;
+[[nodiscard]] NPYGUARD_API result validate_stream(byte_source& source, const options& opts = {}) noexcept;
 
 // validate_stream over a file descriptor (read(2), retrying on EINTR). The
 // descriptor is neither closed nor rewound. A non-blocking descriptor, or
 // any with options::timeout_ms, is polled before each read, up to the
 // timeout (then io_error).
-[[nodiscard]] result validate_fd(int fd, const options& opts = {}) noexcept;
+[[nodiscard]] NPYGUARD_API result validate_fd(int fd, const options& opts = {}) noexcept;
 
 // The header text alone (the HEADER_LEN bytes after the preamble) of a file
 // of the given major version (1, 2 or 3): grammar, validation and size math,
 // without the data-size verdict. Offsets are file offsets, as if the text
 // followed a standard preamble (10 bytes for 1.0, 12 otherwise).
-[[nodiscard]] result validate_header_text(const void* text, std::size_t size,
+[[nodiscard]] NPYGUARD_API result validate_header_text(const void* text, std::size_t size,
                                           unsigned major_version,
                                           const options& opts = {}) noexcept;
 

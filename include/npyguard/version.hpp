@@ -4,6 +4,8 @@
 #ifndef NPYGUARD_VERSION_HPP
 #define NPYGUARD_VERSION_HPP
 
+#include "npyguard/export.hpp"
+
 #define NPYGUARD_VERSION_MAJOR 0
 #define NPYGUARD_VERSION_MINOR 1
 #define NPYGUARD_VERSION_PATCH 0
@@ -19,7 +21,7 @@ namespace npyguard {
 
 // The version of the library linked at run time ("0.1.0"), which may differ
 // from NPYGUARD_VERSION_STRING when a program was built against other headers.
-[[nodiscard]] const char* version() noexcept;
+[[nodiscard]] NPYGUARD_API const char* version() noexcept;
 
 } // namespace npyguard
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds and runs a tiny program against npyguard the three ways a user
+# embeds it: find_package on an installed prefix, add_subdirectory from a
+# parent project (whose cache must not get a build type from npyguard), and
+# pkg-config; then a shared build, whose dynamic symbols must be the public
+# API only (no npyguard::detail).
+#
+#   tests/consumers/run.sh SOURCE_DIR WORK_DIR
+set -euo pipefail
+source_dir="$(cd "$1" && pwd)"
+work="$2"
+rm -rf "$work"
+mkdir -p "$work"
+jobs="${NPYGUARD_CONSUMER_JOBS:-2}"
+quiet() { "$@" > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }; }
+
+echo "== install a static npyguard (library only) into a prefix"
+quiet cmake -S "$source_dir" -B "$work/lib" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$work/prefix" \
+  -DNPYGUARD_BUILD_TOOL=OFF -DNPYGUARD_BUILD_TESTS=OFF -DNPYGUARD_BUILD_BENCHMARKS=OFF -DNPYGUARD_BUILD_FUZZERS=OFF
+quiet cmake --build "$work/lib" -j "$jobs"
+quiet cmake --install "$work/lib"
+
+echo "== find_package"
+quiet cmake -S "$source_dir/tests/consumers/find_package" -B "$work/find_package" -DCMAKE_PREFIX_PATH="$work/prefix"
+quiet cmake --build "$work/find_package"
+"$work/find_package/consumer"
+
+echo "== pkg-config"
+pc_dir="$(dirname "$(find "$work/prefix" -name npyguard.pc | head -n 1)")"
+flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs npyguard)"
+# shellcheck disable=SC2086 # the flags are words
+c++ "$source_dir/tests/consumers/main.cpp" -o "$work/pkg_config_consumer" $flags
+"$work/pkg_config_consumer"
+
+echo "== add_subdirectory (a parent that exports its own targets)"
+quiet cmake -S "$source_dir/tests/consumers/add_subdirectory" -B "$work/add_subdirectory" \
+  -DNPYGUARD_SOURCE="$source_dir" -DNPYGUARD_BUILD_TOOL=OFF -DNPYGUARD_BUILD_TESTS=OFF \
+  -DNPYGUARD_BUILD_BENCHMARKS=OFF -DNPYGUARD_BUILD_FUZZERS=OFF
+if grep -q '^CMAKE_BUILD_TYPE:STRING=.\+' "$work/add_subdirectory/CMakeCache.txt"; then
+  echo "npyguard wrote CMAKE_BUILD_TYPE into the parent's cache" >&2
+  exit 1
+fi
+quiet cmake --build "$work/add_subdirectory" -j "$jobs"
+"$work/add_subdirectory/consumer"
+
+echo "== shared library: exported symbols"
+quiet cmake -S "$source_dir" -B "$work/shared" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+  -DNPYGUARD_BUILD_TOOL=OFF -DNPYGUARD_BUILD_TESTS=OFF -DNPYGUARD_BUILD_BENCHMARKS=OFF -DNPYGUARD_BUILD_FUZZERS=OFF
+quiet cmake --build "$work/shared" -j "$jobs"
+library="$(find "$work/shared" -maxdepth 1 -name 'libnpyguard.so.*.*.*' | head -n 1)"
+soname="$(objdump -p "$library" | awk '/SONAME/ {print $2}')"
+echo "$(basename "$library"), SONAME $soname"
+[ "$soname" = "libnpyguard.so.0.1" ] || { echo "unexpected SONAME $soname" >&2; exit 1; }
+symbols="$(nm -D --defined-only -C "$library")"
+if grep -E 'npyguard::detail|tao::pegtl' <<< "$symbols"; then
+  echo "the shared library exports implementation symbols (above)" >&2
+  exit 1
+fi
+grep -q 'npyguard::validate_buffer' <<< "$symbols"
+c++ -std=c++17 "$source_dir/tests/consumers/main.cpp" -I"$source_dir/include" -L"$work/shared" -lnpyguard \
+  -Wl,-rpath,"$work/shared" -o "$work/shared_consumer"
+"$work/shared_consumer"
+echo "consumers: 4 passed, 0 failed"
