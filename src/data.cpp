@@ -1,6 +1,7 @@
 // The data view: one open(), validation of that descriptor, then a mapping
 // or a read of exactly the validated data range, checked again with fstat.
 #include "npyguard/data.hpp"
+#include "npyguard/validate.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -384,6 +385,21 @@ struct data_view_access {
     out = std::move(local);
     return checked;
   }
+
+  // Views the validated data range of a whole file held by the caller.
+  static result borrow(const unsigned char* file, result checked, array_data& out) {
+    if (!checked.ok()) return checked;
+    if (auto failure = refuse_pickle(checked.value())) return *failure;
+    array_data local;
+    local.model_ = checked.value();
+    local.access_ = data_access::borrowed;
+    // validate_buffer checked data_offset + nbytes == size (or <= with
+    // allow_trailing_data), so the range lies inside the caller's memory.
+    local.data_ = local.model_.nbytes == 0 ? no_bytes : file + local.model_.data_offset;
+    local.size_ = local.model_.nbytes;
+    out = std::move(local);
+    return checked;
+  }
 };
 
 // The steps after validation (src/data.hpp), separate so a test can change
@@ -477,6 +493,12 @@ result array_data::open(const char* path, array_data& out, const options& opts, 
   });
 }
 
+result array_data::over(const void* data, std::size_t size, array_data& out, const options& opts) noexcept {
+  result checked = validate_buffer(data, size, opts);
+  return detail::guarded(
+      [&] { return detail::data_view_access::borrow(static_cast<const unsigned char*>(data), std::move(checked), out); });
+}
+
 const void* array_data::typed_data(dtype_kind kind, std::size_t size, std::size_t alignment) const noexcept {
   const dtype& type = model_.descr;
   if (data_ == nullptr || type.kind == dtype_kind::structured || type.kind != kind || type.itemsize != size) {
@@ -511,6 +533,7 @@ std::optional<error> array_data::copy_native(void* destination, std::size_t dest
 
 std::optional<error> array_data::verify_unchanged() const noexcept {
   return detail::guarded([&]() -> std::optional<error> {
+    if (access_ == data_access::borrowed && data_ != nullptr) return std::nullopt; // the caller's memory
     if (fd_ < 0) return error{error_code::io_error, std::nullopt, "no file is open"};
     return detail::check_unchanged(
         fd_, model_, allow_trailing_data_,

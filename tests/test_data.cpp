@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -817,4 +818,79 @@ TEST_CASE("array_data moves its file, mapping and buffer", "[data]") {
     CHECK(as_string(third.bytes(), third.size()) == data);
     CHECK(second.bytes() == nullptr); // NOLINT(bugprone-use-after-move)
   }
+}
+
+TEST_CASE("array_data::over views a file held in memory, in place, with the file view's checks", "[data][memory]") {
+  // Memory aligned for any scalar, like an upload buffer from malloc.
+  const auto in_memory = [](const std::string& file) {
+    auto copy = std::make_unique<std::uint64_t[]>(file.size() / 8 + 1);
+    std::memcpy(copy.get(), file.data(), file.size());
+    return copy;
+  };
+  std::string values;
+  for (const double v : {1.5, -2.0, 1e300}) values += native(bits(v), 8);
+  const std::string file = npy_with(dict_of(std::string("'") + native_char + "f8'", "(3,)"), values);
+  const auto memory = in_memory(file);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(memory.get());
+
+  array_data view;
+  require_ok(array_data::over(bytes, file.size(), view));
+  CHECK(view.access() == data_access::borrowed);
+  CHECK(view.bytes() == bytes + 128); // in place: nothing copied
+  CHECK(view.size() == 24);
+  const auto doubles = view.view<double>();
+  REQUIRE(doubles.count == 3);
+  CHECK(doubles.data[0] == 1.5);
+  CHECK(doubles.data[2] == 1e300);
+  CHECK_FALSE(view.view<float>());
+  CHECK_FALSE(view.verify_unchanged().has_value());
+  CHECK(copy_native_of(view) == values);
+
+  // Moved: the view goes along, the source holds nothing.
+  array_data moved = std::move(view);
+  CHECK(moved.bytes() == bytes + 128);
+  CHECK(view.bytes() == nullptr);
+
+  // Foreign byte order: no typed view, copy_native swaps.
+  std::string foreign_values;
+  for (const double v : {1.5, -2.0, 1e300}) foreign_values += foreign_char == '>' ? big(bits(v), 8) : little(bits(v), 8);
+  const std::string foreign = npy_with(dict_of(std::string("'") + foreign_char + "f8'", "(3,)"), foreign_values);
+  const auto foreign_memory = in_memory(foreign);
+  array_data swapped;
+  require_ok(array_data::over(foreign_memory.get(), foreign.size(), swapped));
+  CHECK_FALSE(swapped.view<double>());
+  CHECK(copy_native_of(swapped) == values);
+
+  // A legacy data offset that leaves the data misaligned: no typed view.
+  const std::string odd = npy_at(dict_of(std::string("'") + native_char + "f8'", "(3,)"), 81, values);
+  const auto odd_memory = in_memory(odd);
+  array_data misaligned;
+  require_ok(array_data::over(odd_memory.get(), odd.size(), misaligned));
+  CHECK(misaligned.bytes() == reinterpret_cast<const unsigned char*>(odd_memory.get()) + 81);
+  CHECK_FALSE(misaligned.view<double>());
+
+  // Trailing bytes allowed by the options are not part of the view.
+  npyguard::options relaxed;
+  relaxed.allow_trailing_data = true;
+  const std::string polyglot = file + "PK\x03\x04";
+  const auto polyglot_memory = in_memory(polyglot);
+  array_data trimmed;
+  require_ok(array_data::over(polyglot_memory.get(), polyglot.size(), trimmed, relaxed));
+  CHECK(trimmed.size() == 24);
+
+  // Invalid input: the validation error, and `out` left as it was.
+  require_error(array_data::over(polyglot_memory.get(), polyglot.size(), moved), error_code::trailing_data, 152);
+  require_error(array_data::over(bytes, file.size() - 1, moved), error_code::truncated_data, file.size() - 1);
+  CHECK(moved.bytes() == bytes + 128);
+  // Objects: the data is a pickle, never viewed.
+  const std::string pickle = npy_with(dict_of("'|O'", "(2,)"), "\x80\x04");
+  npyguard::options objects;
+  objects.allow_object = true;
+  require_error(array_data::over(pickle.data(), pickle.size(), moved, objects), error_code::object_dtype, 128);
+  // An empty array: a non-null view of no bytes.
+  const std::string empty = npy_with(dict_of("'<i4'", "(0,)"), "");
+  array_data nothing;
+  require_ok(array_data::over(empty.data(), empty.size(), nothing));
+  CHECK(nothing.bytes() != nullptr);
+  CHECK(nothing.size() == 0);
 }

@@ -21,8 +21,9 @@
 namespace npyguard {
 
 enum class data_access : std::uint8_t {
-  map,  // mmap of the data range, PROT_READ, MAP_SHARED (see the SIGBUS note)
-  read, // pread into memory owned by the array_data: a private snapshot
+  map,      // mmap of the data range, PROT_READ, MAP_SHARED (see the SIGBUS note)
+  read,     // pread into memory owned by the array_data: a private snapshot
+  borrowed, // the caller's memory (array_data::over): nothing is copied or owned
 };
 
 // The byte order read_array leaves the data in.
@@ -141,6 +142,18 @@ public:
   [[nodiscard]] static result open(const char* path, array_data& out, const options& opts = {},
                                    data_access access = data_access::map) noexcept;
 
+  // The same view over a whole .npy file the caller holds in memory (an
+  // upload that needs no temporary file): validates [data, data + size) like
+  // validate_buffer, then views exactly its validated data range, in place.
+  // Nothing is copied; the caller's memory must outlive `out` and stay
+  // unchanged while it is used. The typed-view checks are those of a file
+  // (kind, size, byte order, and the alignment of data + data_offset).
+  // Object dtypes are refused as by open(). access() is data_access::borrowed
+  // and verify_unchanged() has no file to check (nullopt). `out` is replaced
+  // only on success.
+  [[nodiscard]] static result over(const void* data, std::size_t size, array_data& out,
+                                   const options& opts = {}) noexcept;
+
   // The validated header (a default header when nothing is open).
   [[nodiscard]] const header& model() const noexcept { return model_; }
   // Exactly size() validated data bytes, in file byte order. For an empty
@@ -191,7 +204,8 @@ public:
   // when nothing is open). The descriptor follows the file even if the path
   // is renamed or replaced, so st_dev/st_ino cannot change; st_mtim has the
   // file system's timestamp granularity, so two writes that keep the size
-  // within one tick may go unseen.
+  // within one tick may go unseen. A view over the caller's memory (over())
+  // has no file: nullopt.
   [[nodiscard]] std::optional<error> verify_unchanged() const noexcept;
 
 private:
