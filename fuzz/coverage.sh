@@ -6,7 +6,7 @@
 #   fuzz/coverage.sh [--min PERCENT] [--html DIR]
 #
 # Prints llvm-cov's per-file report and a total for the parser and validator
-# (grammar/, src/parse.cpp, src/validate.cpp, src/type_string.cpp). With
+# (grammar/, src/npy/parse.cpp, src/npy/model_builder.cpp, src/npy/type_string.cpp). With
 # --min, exits 1 when that total's line coverage is below PERCENT. With
 # --html, also writes an annotated source view to DIR.
 
@@ -53,7 +53,7 @@ if [ -n "$HTML" ]; then
 fi
 
 # The parser and validator: the line total of llvm-cov's report over them.
-core=(grammar src/parse.cpp src/validate.cpp src/type_string.cpp)
+core=(grammar src/npy/parse.cpp src/npy/model_builder.cpp src/npy/type_string.cpp)
 total="$("$LLVM_COV" report "${report[@]}" "${core[@]}" | awk '$1 == "TOTAL" { print $(NF-3) }')"
 echo "parser and validator (${core[*]}): line coverage $total"
 if [ -n "$MIN" ]; then

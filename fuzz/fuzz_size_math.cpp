@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
-#include "size_math.hpp"
+#include "core/checked_math.hpp"
 
 namespace {
 

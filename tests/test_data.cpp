@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
-#include "data.hpp" // src/: the test seams
+#include "npy/entry_points.hpp"
+#include "npy/data.hpp" // src/: the test seams
 #include "support.hpp"
 
 using namespace npyguard_test;

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "size_math.hpp"
+#include "core/checked_math.hpp"
 
 using npyguard::detail::checked_add;
 using npyguard::detail::checked_mul;

@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "framing.hpp"
+#include "npy/framing.hpp"
 #include "npyguard/validate.hpp"
-#include "check.hpp"
-#include "encode.hpp"
-#include "parse.hpp"
-#include "text.hpp"
-#include "validate.hpp"
+#include "npy/entry_points.hpp"
+#include "npy/encode.hpp"
+#include "npy/parse.hpp"
+#include "npy/text.hpp"
+#include "npy/model_builder.hpp"
 
 namespace npyguard {
 namespace detail {

@@ -1,8 +1,8 @@
-#include "type_string.hpp"
+#include "npy/type_string.hpp"
 
 #include "npyguard/descr.hpp"
-#include "python_repr.hpp"
-#include "size_math.hpp"
+#include "core/python_repr.hpp"
+#include "core/checked_math.hpp"
 
 namespace npyguard::detail {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <new>
 
-#include "python_repr.hpp"
+#include "core/python_repr.hpp"
 
 namespace npyguard {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "ast.hpp"
+#include "npy/ast.hpp"
 #include "npyguard/error.hpp"
 
 namespace npyguard::detail {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "framing.hpp"
+#include "npy/framing.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/model.hpp"
 

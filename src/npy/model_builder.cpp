@@ -1,14 +1,14 @@
-#include "validate.hpp"
+#include "npy/model_builder.hpp"
 
 #include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "keyed_hash.hpp"
-#include "python_repr.hpp"
-#include "size_math.hpp"
-#include "type_string.hpp"
+#include "core/keyed_hash.hpp"
+#include "core/python_repr.hpp"
+#include "core/checked_math.hpp"
+#include "npy/type_string.hpp"
 
 namespace npyguard::detail {
 namespace {

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
-#include "data.hpp"
+#include "npy/entry_points.hpp"
+#include "npy/data.hpp"
 
 namespace npyguard {
 namespace detail {

@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "check.hpp"
-#include "encode.hpp"
+#include "npy/entry_points.hpp"
+#include "npy/encode.hpp"
 #include "npyguard/descr.hpp"
 #include "npyguard/validate.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "ast.hpp"
+#include "npy/ast.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/model.hpp"
 #include "npyguard/options.hpp"

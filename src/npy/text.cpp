@@ -1,8 +1,8 @@
-#include "text.hpp"
+#include "npy/text.hpp"
 
 #include <cstring>
 
-#include "utf8.hpp"
+#include "core/utf8.hpp"
 
 namespace npyguard::detail {
 

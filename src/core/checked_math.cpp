@@ -1,4 +1,4 @@
-#include "size_math.hpp"
+#include "core/checked_math.hpp"
 
 namespace npyguard::detail {
 

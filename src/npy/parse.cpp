@@ -1,6 +1,6 @@
 // The grammar's actions build the AST; its control turns every hard failure
 // into one parse_failure exception, caught in exactly one place below.
-#include "parse.hpp"
+#include "npy/parse.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,9 +11,9 @@
 
 #include "npyguard/options.hpp"
 
-#include "../grammar/npy_header.hpp"
-#include "size_math.hpp"
-#include "utf8.hpp"
+#include "grammar/npy_header.hpp"
+#include "core/checked_math.hpp"
+#include "core/utf8.hpp"
 
 namespace npyguard::detail {
 namespace {

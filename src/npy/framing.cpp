@@ -1,4 +1,4 @@
-#include "framing.hpp"
+#include "npy/framing.hpp"
 
 #include <string>
 

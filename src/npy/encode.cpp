@@ -3,15 +3,15 @@
 //   ", 'shape': " + repr(shape) + ", }", then 21 - len(repr(growth axis))
 //   spaces, encoded in latin-1 (1.0, or 2.0 past 65535 bytes) or UTF-8 (3.0),
 //   then padlen = 64 - (preamble + len + 1) % 64 spaces (1 to 64) and '\n'.
-#include "encode.hpp"
+#include "npy/encode.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 
 #include "npyguard/descr.hpp"
-#include "python_repr.hpp"
-#include "utf8.hpp"
+#include "core/python_repr.hpp"
+#include "core/utf8.hpp"
 
 namespace npyguard::detail {
 namespace {

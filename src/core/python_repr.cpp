@@ -1,10 +1,10 @@
-#include "python_repr.hpp"
+#include "core/python_repr.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
 
-#include "utf8.hpp"
+#include "core/utf8.hpp"
 
 namespace npyguard::detail {
 namespace {
@@ -15,7 +15,7 @@ struct code_point_range {
 };
 
 constexpr code_point_range nonprintable[] = {
-#include "unicode_nonprintable.inc"
+#include "core/unicode_nonprintable.inc"
 };
 
 bool is_printable_non_ascii(std::uint32_t code_point) noexcept {
