@@ -12,6 +12,7 @@
 #include "npyguard/descr.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/export.hpp"
+#include "npyguard/io.hpp"
 #include "npyguard/model.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"

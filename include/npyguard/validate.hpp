@@ -3,8 +3,8 @@
 #define NPYGUARD_VALIDATE_HPP
 
 #include "npyguard/export.hpp"
+#include "npyguard/io.hpp"
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,38 +25,14 @@ namespace npyguard {
 // options::timeout_ms (no limit by default).
 [[nodiscard]] NPYGUARD_API result validate_file(const char* path, const options& opts = {}) noexcept;
 
-// (c) A source of unknown total size, such as a pipe.
-class NPYGUARD_API byte_source {
-public:
-  virtual ~byte_source() = default;
-  // Reads up to `size` bytes into `buffer`; returns how many (0 at the end of
-  // the input), or on a read error minus an errno value that says why
-  // (-EIO when nothing more specific applies; -ETIMEDOUT for a timeout).
-  // The library never looks at errno itself after a read: the answer is the
-  // whole report, so a source need not be a descriptor.
-  virtual std::ptrdiff_t read(void* buffer, std::size_t size) noexcept = 0;
-};
+// (b') Any input of known size read by offset (npyguard/io.hpp): what
+// validate_file does for a regular file, for a memory range, an object in
+// storage read by range requests, or an archive member. Reads the preamble
+// and header only (one read of up to 4 KiB, a second for a longer header);
+// never a data byte. The size decides the data verdict.
+[[nodiscard]] NPYGUARD_API result validate_source(random_access_source& source, const options& opts = {}) noexcept;
 
-// read(2) on a descriptor as a byte_source, as validate_fd reads: retries
-// on EINTR; a non-blocking descriptor, and any with a timeout, is polled
-// before each read (a FIFO opened without blocking reads as ended until a
-// writer comes, so the waiting happens in poll). `timeout_ms` (0: no limit)
-// bounds all reads together from construction; past it a read answers
-// -ETIMEDOUT. The descriptor is neither closed nor rewound.
-class NPYGUARD_API fd_byte_source final : public byte_source {
-public:
-  explicit fd_byte_source(int fd, std::uint32_t timeout_ms = 0) noexcept;
-  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override;
-
-private:
-  bool wait_readable() noexcept;
-
-  int fd_;
-  bool timed_;
-  bool poll_first_ = false;
-  std::chrono::steady_clock::time_point deadline_;
-};
-
+// (c) A source of unknown total size, such as a pipe (npyguard/io.hpp).
 // Reads the header in bounded chunks (memory grows only with bytes that
 // actually arrived), then counts data bytes without storing them, and only
 // until the verdict is certain (SPEC.md section 5): up to the first byte

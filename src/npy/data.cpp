@@ -19,6 +19,7 @@
 
 #include "npy/entry_points.hpp"
 #include "npy/data.hpp"
+#include "platform/fd.hpp"
 
 namespace npyguard {
 namespace detail {
@@ -239,7 +240,7 @@ std::string file_kind(mode_t mode) {
 // Opens `path` for the data view: one descriptor, a regular file, validated.
 // On success `fd` is open (the caller owns it); on failure it is -1.
 result open_and_validate(const char* path, const options& opts, int& fd, struct stat& info) {
-  fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  fd = platform::open_for_reading(path).release();
   if (fd < 0) return io_error_from("cannot open", errno);
   if (::fstat(fd, &info) != 0) {
     const int saved = errno;
@@ -266,22 +267,12 @@ std::optional<error> refuse_pickle(const header& model) {
 // after validation: truncated_data where the data ended.
 std::optional<error> read_data(int fd, const header& model, unsigned char* buffer) {
   const auto size = static_cast<std::size_t>(model.nbytes);
-  std::size_t got = 0;
-  while (got < size) {
-    // Linux moves at most 0x7ffff000 bytes per call; ask for no more than
-    // ssize_t can report.
-    const std::size_t want = std::min(size - got, static_cast<std::size_t>(std::numeric_limits<ssize_t>::max()));
-    const ssize_t n = ::pread(fd, buffer + got, want, static_cast<off_t>(model.data_offset + got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return io_error_from("cannot read the data", errno);
-    }
-    if (n == 0) {
-      return error{error_code::truncated_data, model.data_offset + got,
-                   "the file shrank after validation: the header implies " + std::to_string(model.nbytes) +
-                       " data bytes, but only " + std::to_string(got) + " could be read"};
-    }
-    got += static_cast<std::size_t>(n);
+  const std::ptrdiff_t got = platform::pread_full(fd, buffer, size, model.data_offset);
+  if (got < 0) return io_error_from("cannot read the data", static_cast<int>(-got));
+  if (static_cast<std::size_t>(got) < size) {
+    return error{error_code::truncated_data, model.data_offset + static_cast<std::uint64_t>(got),
+                 "the file shrank after validation: the header implies " + std::to_string(model.nbytes) +
+                     " data bytes, but only " + std::to_string(got) + " could be read"};
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "core/python_repr.hpp"
+#include "npy/time_units.hpp"
 
 namespace npyguard {
 namespace {
@@ -119,12 +120,7 @@ void append_descr(std::string& out, const dtype& type) {
 
 } // namespace
 
-std::string_view time_unit_name(time_unit unit) noexcept {
-  static constexpr std::string_view names[] = {"",   "Y",  "M",  "W",  "D",  "h",  "m",
-                                               "s",  "ms", "us", "ns", "ps", "fs", "as"};
-  const auto index = static_cast<std::size_t>(unit);
-  return index < std::size(names) ? names[index] : std::string_view("?");
-}
+std::string_view time_unit_name(time_unit unit) noexcept { return detail::time_unit_spelling(unit); }
 
 std::string descr_repr(const dtype& type) noexcept {
   try {

@@ -1,8 +1,8 @@
 #include "npy/type_string.hpp"
 
-#include "npyguard/descr.hpp"
-#include "core/python_repr.hpp"
 #include "core/checked_math.hpp"
+#include "core/python_repr.hpp"
+#include "npy/time_units.hpp"
 
 namespace npyguard::detail {
 namespace {
@@ -40,7 +40,7 @@ bool fail(type_string_failure& failure, error_code code, std::string_view text, 
 bool find_time_unit(std::string_view name, time_unit& out) noexcept {
   for (auto unit = static_cast<std::uint8_t>(time_unit::years); unit <= static_cast<std::uint8_t>(time_unit::attoseconds);
        ++unit) {
-    if (time_unit_name(static_cast<time_unit>(unit)) == name) {
+    if (time_unit_spelling(static_cast<time_unit>(unit)) == name) {
       out = static_cast<time_unit>(unit);
       return true;
     }

@@ -17,6 +17,7 @@
 
 #include "npy/entry_points.hpp"
 #include "npy/encode.hpp"
+#include "platform/fd.hpp"
 #include "npyguard/descr.hpp"
 #include "npyguard/validate.hpp"
 
@@ -180,40 +181,25 @@ std::optional<error> copy_range(int input, std::uint64_t offset, std::uint64_t l
   const auto buffer = std::make_unique<unsigned char[]>(copy_chunk);
   while (length > 0) {
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, copy_chunk));
-    const ssize_t n = ::pread(input, buffer.get(), want, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return io_error_from("cannot read the input", errno);
+    const std::ptrdiff_t n = platform::pread_full(input, buffer.get(), want, offset);
+    if (n < 0) return io_error_from("cannot read the input", static_cast<int>(-n));
+    if (n > 0) {
+      if (auto failure = output.write_all(buffer.get(), static_cast<std::size_t>(n))) return failure;
     }
-    if (n == 0) {
+    offset += static_cast<std::uint64_t>(n);
+    length -= static_cast<std::uint64_t>(n);
+    if (static_cast<std::size_t>(n) < want) {
       return error{error_code::truncated_data, offset,
                    "the input ended at byte " + std::to_string(offset) + " while it was copied (it shrank after validation)"};
     }
-    if (auto failure = output.write_all(buffer.get(), static_cast<std::size_t>(n))) return failure;
-    offset += static_cast<std::uint64_t>(n);
-    length -= static_cast<std::uint64_t>(n);
   }
   return std::nullopt;
 }
 
-class descriptor {
-public:
-  explicit descriptor(int fd) noexcept : fd_(fd) {}
-  descriptor(const descriptor&) = delete;
-  descriptor& operator=(const descriptor&) = delete;
-  ~descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
-private:
-  int fd_;
-};
-
 result canonicalize(const char* input_path, const char* output_path, const options& opts) {
   // O_NONBLOCK: opening a FIFO with no writer would block; regular files ignore it.
-  const descriptor input(::open(input_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (input.get() < 0) return io_error_from("cannot open the input", errno);
+  const platform::unique_fd input = platform::open_for_reading(input_path);
+  if (!input) return io_error_from("cannot open the input", errno);
   struct stat info {};
   if (::fstat(input.get(), &info) != 0) return io_error_from("cannot stat the input", errno);
   if (!S_ISREG(info.st_mode)) {

@@ -1,0 +1,65 @@
+// The only room with POSIX calls: descriptors, EINTR-safe reads, and the
+// descriptor-backed sources the entry points hand to the pipeline.
+#ifndef NPYGUARD_SRC_PLATFORM_FD_HPP
+#define NPYGUARD_SRC_PLATFORM_FD_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "npyguard/io.hpp"
+
+namespace npyguard::platform {
+
+// A descriptor closed on destruction; move-only.
+class unique_fd {
+public:
+  unique_fd() noexcept = default;
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  ~unique_fd() { reset(); }
+
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  [[nodiscard]] explicit operator bool() const noexcept { return fd_ >= 0; }
+  // Gives the descriptor up without closing it.
+  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
+  void reset(int fd = -1) noexcept;
+
+private:
+  int fd_ = -1;
+};
+
+// open(path) for reading: O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK (a
+// FIFO must not block the open; regular files ignore the flag). On failure
+// the unique_fd is empty and errno says why.
+[[nodiscard]] unique_fd open_for_reading(const char* path) noexcept;
+
+// pread until `size` bytes arrived or the file ended, retrying on EINTR and
+// asking no more than ssize_t can report per call: how many bytes (fewer
+// only at the end of the file), or minus an errno value.
+[[nodiscard]] std::ptrdiff_t pread_full(int fd, void* buffer, std::size_t size, std::uint64_t offset) noexcept;
+
+// A regular file of known size as a random_access_source (pread: the
+// descriptor's offset is untouched).
+class pread_source final : public random_access_source {
+public:
+  pread_source(int fd, std::uint64_t size) noexcept : fd_(fd), size_(size) {}
+  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    return pread_full(fd_, buffer, size, offset);
+  }
+
+private:
+  int fd_;
+  std::uint64_t size_;
+};
+
+} // namespace npyguard::platform
+
+#endif

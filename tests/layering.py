@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The house's layering (STYLE.md, issue 12): dependencies point one way.
+
+    core <- npy (<- npz, ra later);  platform: only for npy's entry points,
+    data view and writer;  cli: the public headers only;  public headers:
+    each other only.  POSIX headers: platform, those three npy files, cli.
+
+Reads every #include in src/ and include/ and fails, naming file, line and
+rule, when one points the wrong way (or to a room that does not exist).
+Exit 0 clean, 1 a violation.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+QUOTED = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
+POSIX = re.compile(r'^(unistd|fcntl|poll|dirent|pthread)\.h$|^sys/')
+PLATFORM_USERS = {"src/npy/entry_points.cpp", "src/npy/entry_points.hpp", "src/npy/data.cpp", "src/npy/data.hpp",
+                  "src/npy/write.cpp"}
+
+# room -> rooms its quoted includes may name ("npyguard" = public headers)
+ALLOWED = {
+    "include/npyguard": {"npyguard"},
+    "src/core": {"npyguard", "core"},
+    "src/platform": {"npyguard", "core", "platform"},
+    "src/npy": {"npyguard", "core", "npy", "grammar"},
+    "src/cli": {"npyguard", "cli"},
+}
+
+
+def room_of(path, root):
+    relative = path.relative_to(root).as_posix()
+    for room in ALLOWED:
+        if relative.startswith(room + "/"):
+            return room, relative
+    return None, relative
+
+
+def target_room(include, room):
+    if "/" not in include:
+        return room.split("/")[-1] if room != "include/npyguard" else "npyguard"  # same directory
+    first = include.split("/")[0]
+    return first
+
+
+def check(path, root):
+    room, relative = room_of(path, root)
+    problems = []
+    if room is None:
+        return [f"{relative}: not in a room ({', '.join(sorted(ALLOWED))})"]
+    allowed = set(ALLOWED[room])
+    if relative in PLATFORM_USERS:
+        allowed.add("platform")
+    posix_ok = room in ("src/platform", "src/cli") or relative in PLATFORM_USERS
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        quoted = QUOTED.match(line)
+        if quoted:
+            include = quoted.group(1)
+            target = target_room(include, room)
+            if ".." in include.split("/"):
+                problems.append(f"{relative}:{number}: includes {include!r} by a relative path upward")
+            elif target not in allowed:
+                problems.append(f"{relative}:{number}: includes {include!r}: {room} may include only "
+                                f"{', '.join(sorted(allowed))}")
+        system = SYSTEM.match(line)
+        if system and POSIX.match(system.group(1)) and not posix_ok:
+            problems.append(f"{relative}:{number}: includes <{system.group(1)}>: POSIX calls belong in "
+                            "src/platform (or the entry points, data view and writer)")
+    return problems
+
+
+def tree_problems(root):
+    files = [p for p in sorted((root / "src").rglob("*")) + sorted((root / "include").rglob("*"))
+             if p.suffix in (".hpp", ".cpp", ".h", ".inc")]
+    return files, [problem for path in files for problem in check(path, root)]
+
+
+def self_test():
+    """The checker must catch each kind of wrong include (so it can fail)."""
+    import tempfile
+    cases = {
+        "src/core/a.cpp": '#include "npy/parse.hpp"\n',          # core reaching up into npy
+        "src/core/b.cpp": "#include <unistd.h>\n",                # POSIX outside platform
+        "src/npy/c.cpp": '#include "platform/fd.hpp"\n',         # platform from the pipeline
+        "src/cli/d.cpp": '#include "npy/data.hpp"\n',            # cli past the public headers
+        "include/npyguard/e.hpp": '#include "../../src/core/x.hpp"\n',
+        "src/f.cpp": "\n",                                        # outside every room
+    }
+    fine = {"src/npy/entry_points.cpp": '#include "platform/fd.hpp"\n#include <sys/stat.h>\n',
+            "src/core/g.cpp": '#include "core/utf8.hpp"\n#include "npyguard/error.hpp"\n'}
+    with tempfile.TemporaryDirectory() as scratch:
+        root = pathlib.Path(scratch)
+        for name, text in {**cases, **fine}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        _, problems = tree_problems(root)
+    caught = {name for name in cases if any(problem.startswith(name) for problem in problems)}
+    wrongly = [problem for problem in problems if any(problem.startswith(name) for name in fine)]
+    ok = caught == set(cases) and not wrongly
+    print(f"layering self-test: {len(caught)} of {len(cases)} bad includes caught, "
+          f"{len(wrongly)} good ones flagged: {'ok' if ok else 'FAILED'}")
+    return ok
+
+
+def main():
+    if not self_test():
+        return 1
+    files, problems = tree_problems(ROOT)
+    for problem in problems:
+        print(problem)
+    print(f"layering: {len(files)} files, {len(problems)} violations")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
