@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -383,4 +384,50 @@ TEST_CASE("one version: the header, the library and CMake agree", "[entry][versi
   CHECK(std::string(NPYGUARD_VERSION_STRING) ==
         std::to_string(NPYGUARD_VERSION_MAJOR) + "." + std::to_string(NPYGUARD_VERSION_MINOR) + "." +
             std::to_string(NPYGUARD_VERSION_PATCH));
+}
+
+namespace {
+
+// A file in memory behind the random-access interface, remembering the
+// furthest byte it was asked for; it can fail from a given offset on.
+class memory_range final : public npyguard::random_access_source {
+public:
+  explicit memory_range(const std::string& bytes, std::uint64_t fail_from = ~0ull) : bytes_(bytes), fail_from_(fail_from) {}
+  [[nodiscard]] std::uint64_t size() const noexcept override { return bytes_.size(); }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    if (offset + size > fail_from_) return -EIO;
+    furthest_ = std::max<std::uint64_t>(furthest_, offset + size);
+    if (offset >= bytes_.size()) return 0;
+    const std::size_t n = std::min<std::size_t>(size, bytes_.size() - static_cast<std::size_t>(offset));
+    std::memcpy(buffer, bytes_.data() + offset, n);
+    return static_cast<std::ptrdiff_t>(n);
+  }
+  [[nodiscard]] std::uint64_t furthest() const noexcept { return furthest_; }
+
+private:
+  const std::string& bytes_;
+  std::uint64_t fail_from_;
+  std::uint64_t furthest_ = 0;
+};
+
+} // namespace
+
+TEST_CASE("validate_source: a random-access source gives the buffer's verdict and reads no data", "[entry][source]") {
+  for (const std::string& bytes : sample_inputs()) {
+    INFO("size " << bytes.size());
+    memory_range range(bytes);
+    const npyguard::result from_source = npyguard::validate_source(range);
+    CHECK(from_source == check_bytes(bytes));
+    if (from_source.ok()) {
+      // The preamble and header (at most the 4 KiB prefix read), never past them otherwise.
+      CHECK(range.furthest() <= std::max<std::uint64_t>(from_source.value().data_offset, 4096));
+    }
+  }
+  // A read error is io_error, whatever errno says.
+  const std::string big_header = sample_inputs()[11]; // a struct of 3,000 fields: two reads
+  REQUIRE(big_header.size() > 8192);
+  memory_range failing(big_header, 5000);
+  require_error(npyguard::validate_source(failing), error_code::io_error, std::nullopt);
+  memory_range failing_first(big_header, 0);
+  require_error(npyguard::validate_source(failing_first), error_code::io_error, std::nullopt);
 }
