@@ -88,18 +88,9 @@ inline options decode_options(std::uint8_t first, std::uint8_t second) noexcept 
   return opts;
 }
 
-// Everything switched on and every limit at its maximum: accepts a superset
-// of what any decoded configuration accepts.
-inline options loosest_options() noexcept {
-  options opts;
-  opts.allow_object = true;
-  opts.allow_trailing_data = true;
-  opts.limits.max_header_bytes = std::numeric_limits<std::uint32_t>::max();
-  opts.limits.max_depth = hard_max_depth;
-  opts.limits.max_ndim = std::numeric_limits<std::uint32_t>::max();
-  opts.limits.max_data_bytes = std::numeric_limits<std::uint64_t>::max();
-  return opts;
-}
+// Everything switched on and every limit at its maximum (options::loosest()):
+// accepts a superset of what any decoded configuration accepts.
+inline options loosest_options() noexcept { return options::loosest(); }
 
 // Errors that exist only because of a limit or a switch; any other rejection
 // must not depend on the configuration.

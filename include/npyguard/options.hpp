@@ -42,6 +42,21 @@ struct options {
   // (the whole validation of that input); then io_error. 0: no limit.
   // Regular files never wait.
   std::uint32_t timeout_ms = 0;
+
+  // The format's own limits only: every limit at its maximum, objects and
+  // trailing data allowed, the default profile. Accepts a superset of what
+  // any other options accept (the writer checks its own output with it, the
+  // fuzzers compare against it).
+  [[nodiscard]] static options loosest() noexcept {
+    options out;
+    out.allow_object = true;
+    out.allow_trailing_data = true;
+    out.limits.max_header_bytes = std::numeric_limits<std::uint32_t>::max();
+    out.limits.max_depth = hard_max_depth;
+    out.limits.max_ndim = std::numeric_limits<std::uint32_t>::max();
+    out.limits.max_data_bytes = std::numeric_limits<std::uint64_t>::max();
+    return out;
+  }
 };
 
 } // namespace npyguard

@@ -109,19 +109,21 @@ bool encode_header_bytes(const dtype& type, const std::vector<std::uint64_t>& sh
 
   unsigned major = 3;
   if (to_latin1(text)) major = 1;
-  std::size_t preamble_size = major == 1 ? 10 : 12;
-  std::uint64_t header_length = text.size() + 1;
-  header_length += array_align - (preamble_size + header_length) % array_align;
+  // The text, '\n', and 1 to 64 spaces before it so that the data starts at
+  // a multiple of 64.
+  const auto padded_length = [&text](unsigned version) {
+    const std::uint64_t unpadded = text.size() + 1;
+    return unpadded + array_align - (preamble_size(version) + unpadded) % array_align;
+  };
+  std::uint64_t header_length = padded_length(major);
   if (major == 1 && header_length > 0xFFFF) {
     major = 2;
-    preamble_size = 12;
-    header_length = text.size() + 1;
-    header_length += array_align - (preamble_size + header_length) % array_align;
+    header_length = padded_length(major);
   }
   if (header_length > 0xFFFF'FFFFull) return false;
 
   out.clear();
-  out.reserve(preamble_size + static_cast<std::size_t>(header_length));
+  out.reserve(preamble_size(major) + static_cast<std::size_t>(header_length));
   append_preamble(out, major, static_cast<std::uint32_t>(header_length));
   out += text;
   out.append(static_cast<std::size_t>(header_length) - text.size() - 1, ' ');
@@ -157,7 +159,7 @@ std::optional<error> check_canonical(const header& model, const preamble& framin
   std::string message = "not the header np.save writes for this array: byte " + std::to_string(at) + " is " + got +
                         " where np.save writes " + shown(want, expected.size(), at);
   if (at < actual.size() && expected.size() >= actual.size()) message += " (np.save writes format " + std::to_string(static_cast<int>(want[6])) + ".0, HEADER_LEN " +
-                          std::to_string(expected.size() - (want[6] == 1 ? 10 : 12)) + ")";
+                          std::to_string(expected.size() - preamble_size(static_cast<unsigned char>(want[6]))) + ")";
   return error{error_code::not_canonical, at, std::move(message)};
 }
 

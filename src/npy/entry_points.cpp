@@ -8,6 +8,7 @@
 #include "core/guard.hpp"
 #include "core/io_error.hpp"
 #include "npy/entry_points.hpp"
+#include "npy/framing.hpp"
 #include "npy/pipeline.hpp"
 #include "npyguard/validate.hpp"
 #include "platform/fd.hpp"
@@ -46,7 +47,7 @@ result validate_header_text(const void* text, std::size_t size, unsigned major_v
     detail::preamble framing;
     framing.major_version = static_cast<std::uint8_t>(major_version);
     framing.header_length = static_cast<std::uint32_t>(size);
-    framing.header_offset = major_version == 1 ? 10 : 12;
+    framing.header_offset = detail::preamble_size(major_version);
     return detail::validate_text(framing, static_cast<const unsigned char*>(text), opts);
   });
 }

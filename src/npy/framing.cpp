@@ -22,7 +22,7 @@ std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size
     }
     out.major_version = static_cast<std::uint8_t>(major);
     out.minor_version = 0;
-    out.header_offset = major == 1 ? 10 : 12;
+    out.header_offset = preamble_size(major);
   }
   if (size < 8 || size < out.header_offset) {
     const std::size_t needed = size < 8 ? 10 : out.header_offset;

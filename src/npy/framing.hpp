@@ -14,6 +14,11 @@ namespace npyguard::detail {
 
 inline constexpr std::size_t max_preamble_size = 12;
 
+// Magic, version and HEADER_LEN: 10 bytes in version 1.0, 12 in 2.0 and 3.0.
+[[nodiscard]] constexpr std::size_t preamble_size(unsigned major_version) noexcept {
+  return major_version == 1 ? 10 : 12;
+}
+
 struct preamble {
   std::uint8_t major_version = 0;
   std::uint8_t minor_version = 0;

@@ -42,13 +42,11 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// What the writer checks its own output with: only the format's limits.
+// What the writer checks its own output with: only the format's limits,
+// and nothing after the data.
 options writer_options() {
-  options loosest;
-  loosest.allow_object = true;
-  loosest.limits.max_header_bytes = std::numeric_limits<std::uint32_t>::max();
-  loosest.limits.max_depth = hard_max_depth;
-  loosest.limits.max_ndim = std::numeric_limits<std::uint32_t>::max();
+  options loosest = options::loosest();
+  loosest.allow_trailing_data = false;
   return loosest;
 }
 
@@ -158,7 +156,7 @@ result encode_checked(const dtype& type, const std::vector<std::uint64_t>& shape
   if (!encode_header_bytes(type, shape, fortran_order, bytes)) {
     return error{error_code::header_too_large, std::nullopt, "the header would exceed 4 GiB, which no format holds"};
   }
-  const std::size_t text_offset = static_cast<unsigned char>(bytes[6]) == 1 ? 10 : 12;
+  const std::size_t text_offset = preamble_size(static_cast<unsigned char>(bytes[6]));
   result written = validate_header_text(bytes.data() + text_offset, bytes.size() - text_offset,
                                         static_cast<unsigned char>(bytes[6]), writer_options());
   if (!written.ok()) {
