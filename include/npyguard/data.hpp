@@ -161,10 +161,10 @@ public:
   // open. With data_access::read the bytes are aligned for any scalar type;
   // with data_access::map bytes() has the alignment of data_offset (modulo
   // the page size), which a legacy header may leave odd.
-  [[nodiscard]] const unsigned char* bytes() const noexcept { return data_; }
+  [[nodiscard]] const unsigned char* bytes() const noexcept { return state_.data; }
   // nbytes of the model (0 when nothing is open).
-  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
-  [[nodiscard]] data_access access() const noexcept { return access_; }
+  [[nodiscard]] std::uint64_t size() const noexcept { return state_.size; }
+  [[nodiscard]] data_access access() const noexcept { return state_.access; }
 
   // A typed view only when the dtype is not structured, T's kind and size
   // match the dtype (bool: boolean; signed/unsigned integers of the same
@@ -214,21 +214,27 @@ private:
   [[nodiscard]] const void* typed_data(dtype_kind kind, std::size_t size, std::size_t alignment) const noexcept;
   void release() noexcept;
 
+  // Everything but the model and the owned buffer, trivially copyable, so
+  // that a move takes it whole and leaves the defaults behind.
+  struct view_state {
+    const unsigned char* data = nullptr;
+    std::uint64_t size = 0;
+    int fd = -1;
+    void* mapping = nullptr;
+    std::size_t mapping_length = 0;
+    data_access access = data_access::map;
+    bool allow_trailing_data = false;
+    // What fstat said at validation (kept as integers: no <sys/stat.h> here).
+    std::uint64_t file_size = 0;
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+    std::int64_t mtime_seconds = 0;
+    std::int64_t mtime_nanoseconds = 0;
+  };
+
   header model_{};
-  const unsigned char* data_ = nullptr;
-  std::uint64_t size_ = 0;
-  int fd_ = -1;
-  void* mapping_ = nullptr;
-  std::size_t mapping_length_ = 0;
   std::unique_ptr<unsigned char[]> buffer_;
-  data_access access_ = data_access::map;
-  bool allow_trailing_data_ = false;
-  // What fstat said at validation (kept as integers: no <sys/stat.h> here).
-  std::uint64_t file_size_ = 0;
-  std::uint64_t device_ = 0;
-  std::uint64_t inode_ = 0;
-  std::int64_t mtime_seconds_ = 0;
-  std::int64_t mtime_nanoseconds_ = 0;
+  view_state state_;
 };
 
 // Opens `path` once, validates it like array_data::open (regular files only,

@@ -325,19 +325,19 @@ struct data_view_access {
   static result attach(int fd, result checked, const struct stat& info, const options& opts, data_access access,
                        array_data& out) {
     array_data local;
-    local.fd_ = fd; // from here on the destructor of `local` closes it
+    local.state_.fd = fd; // from here on the destructor of `local` closes it
     if (!checked.ok()) return checked;
     if (auto failure = refuse_pickle(checked.value())) return *failure;
     local.model_ = checked.value();
     const header& model = local.model_;
     const file_identity validated = identity_of(info);
-    local.access_ = access;
-    local.allow_trailing_data_ = opts.allow_trailing_data;
-    local.file_size_ = validated.size;
-    local.device_ = validated.device;
-    local.inode_ = validated.inode;
-    local.mtime_seconds_ = validated.mtime_seconds;
-    local.mtime_nanoseconds_ = validated.mtime_nanoseconds;
+    local.state_.access = access;
+    local.state_.allow_trailing_data = opts.allow_trailing_data;
+    local.state_.file_size = validated.size;
+    local.state_.device = validated.device;
+    local.state_.inode = validated.inode;
+    local.state_.mtime_seconds = validated.mtime_seconds;
+    local.state_.mtime_nanoseconds = validated.mtime_nanoseconds;
 
     if (model.nbytes > std::numeric_limits<std::size_t>::max() / 2) {
       return error{error_code::data_too_large, std::nullopt,
@@ -345,7 +345,7 @@ struct data_view_access {
     }
     const auto nbytes = static_cast<std::size_t>(model.nbytes);
     if (nbytes == 0) {
-      local.data_ = no_bytes;
+      local.state_.data = no_bytes;
     } else if (access == data_access::map) {
       const long page = ::sysconf(_SC_PAGESIZE);
       const std::uint64_t page_size = page > 0 ? static_cast<std::uint64_t>(page) : 4096;
@@ -354,9 +354,9 @@ struct data_view_access {
       const std::size_t length = delta + nbytes;
       void* mapping = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(map_offset));
       if (mapping == MAP_FAILED) return io_error_from("cannot map the data", errno);
-      local.mapping_ = mapping;
-      local.mapping_length_ = length;
-      local.data_ = static_cast<const unsigned char*>(mapping) + delta;
+      local.state_.mapping = mapping;
+      local.state_.mapping_length = length;
+      local.state_.data = static_cast<const unsigned char*>(mapping) + delta;
     } else {
       // operator new[] memory is aligned for every scalar type; it is filled
       // completely or handed to nobody.
@@ -366,9 +366,9 @@ struct data_view_access {
                      "out of memory for " + std::to_string(nbytes) + " data bytes"};
       }
       if (auto failure = read_data(fd, model, local.buffer_.get())) return *failure;
-      local.data_ = local.buffer_.get();
+      local.state_.data = local.buffer_.get();
     }
-    local.size_ = model.nbytes;
+    local.state_.size = model.nbytes;
     // Mapping a range past the end of the file succeeds; touching it would
     // raise SIGBUS. The fstat after the mapping catches a file that shrank
     // (or changed) since validation.
@@ -383,11 +383,11 @@ struct data_view_access {
     if (auto failure = refuse_pickle(checked.value())) return *failure;
     array_data local;
     local.model_ = checked.value();
-    local.access_ = data_access::borrowed;
+    local.state_.access = data_access::borrowed;
     // validate_buffer checked data_offset + nbytes == size (or <= with
     // allow_trailing_data), so the range lies inside the caller's memory.
-    local.data_ = local.model_.nbytes == 0 ? no_bytes : file + local.model_.data_offset;
-    local.size_ = local.model_.nbytes;
+    local.state_.data = local.model_.nbytes == 0 ? no_bytes : file + local.model_.data_offset;
+    local.state_.size = local.model_.nbytes;
     out = std::move(local);
     return checked;
   }
@@ -425,53 +425,24 @@ array_data::array_data() noexcept = default;
 array_data::~array_data() { release(); }
 
 array_data::array_data(array_data&& other) noexcept
-    : model_(std::move(other.model_)), data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)), fd_(std::exchange(other.fd_, -1)),
-      mapping_(std::exchange(other.mapping_, nullptr)), mapping_length_(std::exchange(other.mapping_length_, 0)),
-      buffer_(std::move(other.buffer_)), access_(other.access_), allow_trailing_data_(other.allow_trailing_data_),
-      file_size_(other.file_size_), device_(other.device_), inode_(other.inode_),
-      mtime_seconds_(other.mtime_seconds_), mtime_nanoseconds_(other.mtime_nanoseconds_) {
-  other.release();
-}
+    : model_(std::exchange(other.model_, header{})), buffer_(std::move(other.buffer_)),
+      state_(std::exchange(other.state_, view_state{})) {}
 
 array_data& array_data::operator=(array_data&& other) noexcept {
   if (this == &other) return *this;
   release();
-  model_ = std::move(other.model_);
-  data_ = std::exchange(other.data_, nullptr);
-  size_ = std::exchange(other.size_, 0);
-  fd_ = std::exchange(other.fd_, -1);
-  mapping_ = std::exchange(other.mapping_, nullptr);
-  mapping_length_ = std::exchange(other.mapping_length_, 0);
+  model_ = std::exchange(other.model_, header{});
   buffer_ = std::move(other.buffer_);
-  access_ = other.access_;
-  allow_trailing_data_ = other.allow_trailing_data_;
-  file_size_ = other.file_size_;
-  device_ = other.device_;
-  inode_ = other.inode_;
-  mtime_seconds_ = other.mtime_seconds_;
-  mtime_nanoseconds_ = other.mtime_nanoseconds_;
-  other.release();
+  state_ = std::exchange(other.state_, view_state{});
   return *this;
 }
 
 void array_data::release() noexcept {
-  if (mapping_ != nullptr) ::munmap(mapping_, mapping_length_);
-  if (fd_ >= 0) ::close(fd_);
-  buffer_.reset();
+  if (state_.mapping != nullptr) ::munmap(state_.mapping, state_.mapping_length);
+  if (state_.fd >= 0) ::close(state_.fd);
   model_ = header{};
-  data_ = nullptr;
-  size_ = 0;
-  fd_ = -1;
-  mapping_ = nullptr;
-  mapping_length_ = 0;
-  access_ = data_access::map;
-  allow_trailing_data_ = false;
-  file_size_ = 0;
-  device_ = 0;
-  inode_ = 0;
-  mtime_seconds_ = 0;
-  mtime_nanoseconds_ = 0;
+  buffer_.reset();
+  state_ = view_state{};
 }
 
 result array_data::open(const char* path, array_data& out, const options& opts, data_access access) noexcept {
@@ -492,31 +463,31 @@ result array_data::over(const void* data, std::size_t size, array_data& out, con
 
 const void* array_data::typed_data(dtype_kind kind, std::size_t size, std::size_t alignment) const noexcept {
   const dtype& type = model_.descr;
-  if (data_ == nullptr || type.kind == dtype_kind::structured || type.kind != kind || type.itemsize != size) {
+  if (state_.data == nullptr || type.kind == dtype_kind::structured || type.kind != kind || type.itemsize != size) {
     return nullptr;
   }
   if (size > 1 && detail::needs_swap(type.order)) return nullptr;
-  if (alignment == 0 || reinterpret_cast<std::uintptr_t>(data_) % alignment != 0) return nullptr;
+  if (alignment == 0 || reinterpret_cast<std::uintptr_t>(state_.data) % alignment != 0) return nullptr;
   if (kind == dtype_kind::boolean) {
-    const auto count = static_cast<std::size_t>(size_);
+    const auto count = static_cast<std::size_t>(state_.size);
     for (std::size_t i = 0; i < count; ++i) {
-      if (data_[i] > 1) return nullptr;
+      if (state_.data[i] > 1) return nullptr;
     }
   }
-  return data_;
+  return state_.data;
 }
 
 std::optional<error> array_data::copy_native(void* destination, std::size_t destination_size) const noexcept {
   return detail::guarded([&]() -> std::optional<error> {
-    if (data_ == nullptr || size_ == 0) return std::nullopt;
-    if (auto failure = detail::destination_too_small(size_, destination == nullptr ? 0 : destination_size)) {
+    if (state_.data == nullptr || state_.size == 0) return std::nullopt;
+    if (auto failure = detail::destination_too_small(state_.size, destination == nullptr ? 0 : destination_size)) {
       return failure;
     }
     // The plan is built before anything is written, so out_of_memory leaves
     // the destination untouched.
     const detail::swap_plan plan(model_.descr, static_cast<std::size_t>(model_.count));
     auto* target = static_cast<unsigned char*>(destination);
-    std::memcpy(target, data_, static_cast<std::size_t>(size_));
+    std::memcpy(target, state_.data, static_cast<std::size_t>(state_.size));
     if (!plan.empty()) plan.apply(target);
     return std::nullopt;
   });
@@ -524,11 +495,11 @@ std::optional<error> array_data::copy_native(void* destination, std::size_t dest
 
 std::optional<error> array_data::verify_unchanged() const noexcept {
   return detail::guarded([&]() -> std::optional<error> {
-    if (access_ == data_access::borrowed && data_ != nullptr) return std::nullopt; // the caller's memory
-    if (fd_ < 0) return error{error_code::io_error, std::nullopt, "no file is open"};
+    if (state_.access == data_access::borrowed && state_.data != nullptr) return std::nullopt; // the caller's memory
+    if (state_.fd < 0) return error{error_code::io_error, std::nullopt, "no file is open"};
     return detail::check_unchanged(
-        fd_, model_, allow_trailing_data_,
-        detail::file_identity{file_size_, device_, inode_, mtime_seconds_, mtime_nanoseconds_});
+        state_.fd, model_, state_.allow_trailing_data,
+        detail::file_identity{state_.file_size, state_.device, state_.inode, state_.mtime_seconds, state_.mtime_nanoseconds});
   });
 }
 
