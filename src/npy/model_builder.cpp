@@ -8,6 +8,7 @@
 #include "core/keyed_hash.hpp"
 #include "core/python_repr.hpp"
 #include "core/checked_math.hpp"
+#include "npy/data_size.hpp"
 #include "npy/type_string.hpp"
 
 namespace npyguard::detail {
@@ -345,21 +346,9 @@ private:
   }
 
   bool compute_sizes(const node& shape_node, header& out) {
-    std::size_t failing = 0;
-    const auto size = compute_array_size(out.shape.data(), out.shape.size(), out.descr.itemsize, failing);
-    if (!size) {
-      return reject(error_code::size_overflow, child(shape_node, static_cast<std::uint32_t>(failing)),
-                    "the array's element count or byte size exceeds 2^63-1");
-    }
-    out.count = size->count;
-    out.nbytes = size->nbytes;
-    if (!checked_add(out.data_offset, out.nbytes)) {
-      return reject(error_code::size_overflow, shape_node, "data_offset + nbytes exceeds 2^63-1");
-    }
-    if (out.nbytes > opts_.limits.max_data_bytes) {
-      return reject(error_code::data_too_large, shape_node,
-                    "the array holds " + std::to_string(out.nbytes) + " bytes, above limits.max_data_bytes (" +
-                        std::to_string(opts_.limits.max_data_bytes) + ")");
+    if (auto failure = size_array(out, opts_)) {
+      const node& where = failure->dimension ? child(shape_node, static_cast<std::uint32_t>(*failure->dimension)) : shape_node;
+      return reject(failure->code, where, std::move(failure->message));
     }
     out.data_is_pickle = has_object_;
     return true;
@@ -374,8 +363,15 @@ private:
 
 } // namespace
 
-std::optional<error> build_model(const ast& tree, std::uint64_t base_offset, const options& opts, header& out) {
-  return model_builder(tree, base_offset, opts).build(out);
+result build_model(const ast& tree, const preamble& framing, const options& opts) {
+  header model;
+  model.major_version = framing.major_version;
+  model.minor_version = framing.minor_version;
+  model.header_length = framing.header_length;
+  model.data_offset = framing.data_offset();
+  model.data_alignment = model.data_offset & (~model.data_offset + 1);
+  if (auto failure = model_builder(tree, framing.header_offset, opts).build(model)) return *failure;
+  return model;
 }
 
 } // namespace npyguard::detail

@@ -1,22 +1,24 @@
 // AST -> typed header model: the three keys, shape, the dtype tree, and the
-// size math of SPEC.md section 4. Data-size verdicts come later (check.cpp).
-#ifndef NPYGUARD_SRC_VALIDATE_HPP
-#define NPYGUARD_SRC_VALIDATE_HPP
+// sizes the header implies (npy/data_size.hpp). The input-size verdict
+// comes later (the pipeline).
+#ifndef NPYGUARD_SRC_NPY_MODEL_BUILDER_HPP
+#define NPYGUARD_SRC_NPY_MODEL_BUILDER_HPP
 
 #include <cstdint>
 #include <optional>
 
 #include "npy/ast.hpp"
+#include "npy/framing.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/model.hpp"
 #include "npyguard/options.hpp"
+#include "npyguard/result.hpp"
 
 namespace npyguard::detail {
 
-// Fills `out` (whose version, header_length and data_offset are already set)
-// from the AST. `base_offset` is the file offset of the header text.
-[[nodiscard]] std::optional<error> build_model(const ast& tree, std::uint64_t base_offset, const options& opts,
-                                               header& out);
+// The model of the header whose text `framing` frames, parsed into `tree`,
+// or the first error in document order. May throw std::bad_alloc.
+[[nodiscard]] result build_model(const ast& tree, const preamble& framing, const options& opts);
 
 } // namespace npyguard::detail
 

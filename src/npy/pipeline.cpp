@@ -8,6 +8,7 @@
 
 #include "core/io_error.hpp"
 #include "npy/encode.hpp"
+#include "npy/data_size.hpp"
 #include "npy/model_builder.hpp"
 #include "npy/parse.hpp"
 #include "npy/text.hpp"
@@ -51,42 +52,13 @@ result validate_text(const preamble& framing, const unsigned char* text, const o
   if (auto failure = parse_header_text(reinterpret_cast<const char*>(text), framing.header_length, settings, tree)) {
     return *failure;
   }
-  header model;
-  model.major_version = framing.major_version;
-  model.minor_version = framing.minor_version;
-  model.header_length = framing.header_length;
-  model.data_offset = framing.data_offset();
-  model.data_alignment = model.data_offset & (~model.data_offset + 1);
-  if (auto failure = build_model(tree, framing.header_offset, opts, model)) return *failure;
+  result built = build_model(tree, framing, opts);
   // The canonical comparison comes before the data-size verdict: errors are
   // reported in the order of their offsets, and its offset is in the header.
-  if (opts.canonical) {
-    if (auto failure = check_canonical(model, framing, text)) return *failure;
+  if (built.ok() && opts.canonical) {
+    if (auto failure = check_canonical(built.value(), framing, text)) return *failure;
   }
-  return model;
-}
-
-// SPEC.md section 5: the input size must be exactly data_offset + nbytes.
-// A stream stops reading at the first byte past the data, so its
-// `input_size` is then a lower bound (`read_all` false).
-result check_data_size(result checked, std::uint64_t input_size, const options& opts, bool read_all) {
-  const header* model = checked.value_if();
-  if (model == nullptr || model->data_is_pickle) return checked;
-  const std::uint64_t expected = model->data_offset + model->nbytes; // checked by build_model
-  if (input_size < expected) {
-    return error{error_code::truncated_data, input_size,
-                 "the header implies " + std::to_string(model->nbytes) + " data bytes (input of " +
-                     std::to_string(expected) + " bytes), but the input has " + std::to_string(input_size) +
-                     " bytes"};
-  }
-  if (input_size > expected && !opts.allow_trailing_data) {
-    return error{error_code::trailing_data, expected,
-                 (read_all ? std::to_string(input_size - expected) + " bytes follow the "
-                           : std::string("the stream goes on after the ")) +
-                     std::to_string(model->nbytes) +
-                     " bytes of array data (set allow_trailing_data to accept them)"};
-  }
-  return checked;
+  return built;
 }
 
 result validate_contiguous(const unsigned char* data, std::size_t size, const options& opts) {
@@ -157,7 +129,7 @@ result validate_sequential(byte_source& source, const options& opts) {
   std::uint64_t total = framing.header_offset + text.size() + (available - framing.header_offset - already);
   text.clear();
   text.shrink_to_fit();
-  const std::uint64_t data_end = model.data_offset + model.nbytes; // checked by build_model
+  const std::uint64_t data_end = model.data_offset + model.nbytes; // checked by size_array
   const std::uint64_t enough = opts.allow_trailing_data ? data_end : data_end + 1;
   bool ended = false;
   if (total < enough) {

@@ -20,12 +20,6 @@ namespace npyguard::detail {
 // data-size verdict. May throw std::bad_alloc.
 [[nodiscard]] result validate_text(const preamble& framing, const unsigned char* text, const options& opts);
 
-// SPEC.md section 5 on `checked`: the input must hold exactly data_offset +
-// nbytes bytes. `read_all` false: a stream stopped reading, so `input_size`
-// is a lower bound (trailing_data's message then cannot count the rest).
-[[nodiscard]] result check_data_size(result checked, std::uint64_t input_size, const options& opts,
-                                     bool read_all = true);
-
 // A whole file in memory, read in place.
 [[nodiscard]] result validate_contiguous(const unsigned char* data, std::size_t size, const options& opts);
 
