@@ -45,12 +45,12 @@ struct npy_file {
 // chooses version 1.0 or, when HEADER_LEN does not fit in 16 bits, 2.0, and
 // appends `data_bytes` zero bytes.
 npy_file make_npy(const std::string& dict, std::uint64_t data_bytes) {
-  std::size_t preamble = 10;     // magic(6) + version(2) + uint16 HEADER_LEN
+  std::size_t preamble = 10; // magic(6) + version(2) + uint16 HEADER_LEN
   std::uint8_t major = 1;
   std::size_t unpadded = dict.size() + 1; // + the final '\n'
   std::size_t total = (preamble + unpadded + 63) / 64 * 64;
   if (total - preamble > 0xFFFFu) {
-    preamble = 12;               // version 2.0: uint32 HEADER_LEN
+    preamble = 12; // version 2.0: uint32 HEADER_LEN
     major = 2;
     total = (preamble + unpadded + 63) / 64 * 64;
   }
@@ -76,9 +76,8 @@ npy_file make_npy(const std::string& dict, std::uint64_t data_bytes) {
 
 // numpy's typical header: np.save of np.zeros((1000, 1000)).
 const npy_file& typical_file() {
-  static const npy_file file = make_npy(
-      "{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 1000), }",
-      std::uint64_t{1000} * 1000 * 8);
+  static const npy_file file =
+      make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 1000), }", std::uint64_t{1000} * 1000 * 8);
   return file;
 }
 
@@ -201,8 +200,8 @@ npy_file make_names_file(const std::vector<std::string>& names) {
 
 struct names_case {
   name_kind kind;
-  std::size_t len;         // L, bytes per name
-  std::size_t target;      // header size: preamble + HEADER_LEN <= target
+  std::size_t len;    // L, bytes per name
+  std::size_t target; // header size: preamble + HEADER_LEN <= target
 };
 
 const npy_file& names_file(const names_case& c) {
@@ -211,8 +210,8 @@ const npy_file& names_file(const names_case& c) {
   auto it = cache.find(key);
   if (it == cache.end()) {
     const std::size_t n = names_field_count(c.target, c.len);
-    const std::uint64_t seed = 0x6e707967ull * 1000003u + static_cast<std::uint64_t>(c.kind) * 7919u +
-                               c.len * 131u + c.target;
+    const std::uint64_t seed =
+        0x6e707967ull * 1000003u + static_cast<std::uint64_t>(c.kind) * 7919u + c.len * 131u + c.target;
     it = cache.emplace(key, make_names_file(make_names(c.kind, n, c.len, seed))).first;
   }
   return it->second;
@@ -226,17 +225,16 @@ const npy_file& names_file(const names_case& c) {
 // ---------------------------------------------------------------------------
 
 struct naive_header {
-  std::string descr;             // the type string, or the raw field list
+  std::string descr; // the type string, or the raw field list
   bool fortran_order = false;
   std::vector<std::size_t> shape;
-  std::size_t field_count = 0;   // structs only: number of "('" in the list
+  std::size_t field_count = 0; // structs only: number of "('" in the list
   std::size_t header_len = 0;
 };
 
 // Reads HEADER_LEN from the preamble and copies the header into a
 // std::string, like the popular readers do. Returns false on a short buffer.
-bool naive_header_string(const unsigned char* data, std::size_t size,
-                         std::string& header, std::size_t& header_len) {
+bool naive_header_string(const unsigned char* data, std::size_t size, std::string& header, std::size_t& header_len) {
   if (size < 10) {
     return false;
   }
@@ -249,8 +247,7 @@ bool naive_header_string(const unsigned char* data, std::size_t size,
       return false;
     }
     header_len = static_cast<std::size_t>(data[8]) | (static_cast<std::size_t>(data[9]) << 8) |
-                 (static_cast<std::size_t>(data[10]) << 16) |
-                 (static_cast<std::size_t>(data[11]) << 24);
+                 (static_cast<std::size_t>(data[10]) << 16) | (static_cast<std::size_t>(data[11]) << 24);
     start = 12;
   }
   if (size - start < header_len) {
@@ -324,8 +321,7 @@ bool naive_parse_struct(const unsigned char* data, std::size_t size, naive_heade
     return false;
   }
   out.descr = header.substr(open, close - open + 1);
-  for (std::size_t pos = out.descr.find("('"); pos != std::string::npos;
-       pos = out.descr.find("('", pos + 2)) {
+  for (std::size_t pos = out.descr.find("('"); pos != std::string::npos; pos = out.descr.find("('", pos + 2)) {
     ++out.field_count;
   }
   naive_order_and_shape(header, out);
@@ -357,8 +353,7 @@ bool check_npyguard(benchmark::State& state, const npy_file& file, const npyguar
   if (!r.ok()) {
     const npyguard::error& e = r.failure();
     const std::string msg = std::string(npyguard::error_code_name(e.code)) + " at offset " +
-                            (e.offset ? std::to_string(*e.offset) : std::string("-")) + ": " +
-                            e.message;
+                            (e.offset ? std::to_string(*e.offset) : std::string("-")) + ": " + e.message;
     std::fprintf(stderr, "npyguard rejected the generated header: %s\n", msg.c_str());
     state.SkipWithError(msg.c_str());
     return false;
@@ -367,15 +362,12 @@ bool check_npyguard(benchmark::State& state, const npy_file& file, const npyguar
 }
 
 void set_counters(benchmark::State& state, const npy_file& file, std::int64_t faults) {
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
-                          static_cast<std::int64_t>(file.header_bytes));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(file.header_bytes));
   state.counters["header_bytes"] = static_cast<double>(file.header_bytes);
-  state.counters["minflt"] =
-      benchmark::Counter(static_cast<double>(faults), benchmark::Counter::kAvgIterations);
+  state.counters["minflt"] = benchmark::Counter(static_cast<double>(faults), benchmark::Counter::kAvgIterations);
 }
 
-void run_npyguard(benchmark::State& state, const npy_file& file,
-                  const npyguard::options& opts = npyguard::options{}) {
+void run_npyguard(benchmark::State& state, const npy_file& file, const npyguard::options& opts = npyguard::options{}) {
   if (!check_npyguard(state, file, opts)) {
     return;
   }
@@ -408,13 +400,9 @@ void run_naive(benchmark::State& state, const npy_file& file, Parse parse) {
 
 void BM_npyguard_typical(benchmark::State& state) { run_npyguard(state, typical_file()); }
 
-void BM_reference_naive_typical(benchmark::State& state) {
-  run_naive(state, typical_file(), naive_parse_simple);
-}
+void BM_reference_naive_typical(benchmark::State& state) { run_naive(state, typical_file(), naive_parse_simple); }
 
-void BM_npyguard_struct(benchmark::State& state) {
-  run_npyguard(state, struct_file(static_cast<int>(state.range(0))));
-}
+void BM_npyguard_struct(benchmark::State& state) { run_npyguard(state, struct_file(static_cast<int>(state.range(0)))); }
 
 void BM_reference_naive_struct(benchmark::State& state) {
   run_naive(state, struct_file(static_cast<int>(state.range(0))), naive_parse_struct);
@@ -450,8 +438,7 @@ const bool names_registered = [] {
                       {"colliding/L16", name_kind::colliding, 16},
                       {"random/L128", name_kind::random, 128},
                       {"shared_prefix/L128", name_kind::shared_prefix, 128}};
-  const std::pair<const char*, std::size_t> sizes[] = {{"1MiB", std::size_t{1} << 20},
-                                                       {"4MiB", std::size_t{4} << 20}};
+  const std::pair<const char*, std::size_t> sizes[] = {{"1MiB", std::size_t{1} << 20}, {"4MiB", std::size_t{4} << 20}};
   for (const auto& size : sizes) {
     for (const row& r : rows) {
       const std::string name = std::string("BM_npyguard_names/") + r.label + "/" + size.first;

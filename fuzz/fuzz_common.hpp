@@ -18,12 +18,12 @@
 #include "npyguard/npyguard.hpp"
 
 // Not assert(): fuzzers are built with NDEBUG as often as without.
-#define NPYGUARD_FUZZ_CHECK(condition)                                                          \
-  do {                                                                                          \
-    if (!(condition)) {                                                                         \
+#define NPYGUARD_FUZZ_CHECK(condition)                                                            \
+  do {                                                                                            \
+    if (!(condition)) {                                                                           \
       std::fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, __LINE__, #condition); \
-      __builtin_trap();                                                                         \
-    }                                                                                           \
+      __builtin_trap();                                                                           \
+    }                                                                                             \
   } while (false)
 
 namespace npyguard::fuzz {
@@ -96,16 +96,14 @@ inline options loosest_options() noexcept { return options::loosest(); }
 // must not depend on the configuration.
 inline bool is_configuration_error(error_code code) noexcept {
   switch (code) {
-  case error_code::header_too_large:
-  case error_code::depth_exceeded:
-  case error_code::too_many_dimensions:
-  case error_code::data_too_large:
-  case error_code::object_dtype:
-  case error_code::trailing_data:
-  case error_code::not_canonical:
-    return true;
-  default:
-    return false;
+    case error_code::header_too_large:
+    case error_code::depth_exceeded:
+    case error_code::too_many_dimensions:
+    case error_code::data_too_large:
+    case error_code::object_dtype:
+    case error_code::trailing_data:
+    case error_code::not_canonical: return true;
+    default: return false;
   }
 }
 

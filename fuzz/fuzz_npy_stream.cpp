@@ -49,10 +49,10 @@ private:
     state_ ^= state_ >> 17;
     state_ ^= state_ << 5;
     switch (pattern_) {
-    case 0: return 1 + state_ % 4096;
-    case 1: return 1;
-    case 2: return 1 + state_ % 16;
-    default: return static_cast<std::size_t>(-1);
+      case 0: return 1 + state_ % 4096;
+      case 1: return 1;
+      case 2: return 1 + state_ % 16;
+      default: return static_cast<std::size_t>(-1);
     }
   }
 
@@ -67,7 +67,8 @@ private:
 // Equal, except that a stream's trailing_data message cannot count the bytes.
 bool same_verdict(const result& streamed, const result& expected) {
   if (!streamed.ok() && !expected.ok() && expected.failure().code == error_code::trailing_data) {
-    return streamed.failure().code == error_code::trailing_data && streamed.failure().offset == expected.failure().offset;
+    return streamed.failure().code == error_code::trailing_data &&
+           streamed.failure().offset == expected.failure().offset;
   }
   return streamed == expected;
 }
@@ -105,8 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   chunked_source whole(file.get(), in.size(), pattern, static_cast<std::size_t>(-1));
   const result streamed = validate_stream(whole, opts);
   if (streamed != expected) {
-    std::fprintf(stderr, "buffer: %s\nstream: %s\n",
-                 expected.ok() ? "ok" : expected.failure().message.c_str(),
+    std::fprintf(stderr, "buffer: %s\nstream: %s\n", expected.ok() ? "ok" : expected.failure().message.c_str(),
                  streamed.ok() ? "ok" : streamed.failure().message.c_str());
   }
   NPYGUARD_FUZZ_CHECK(same_verdict(streamed, expected));
@@ -126,8 +126,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t fail_at = in.size() == 0 ? 0 : (pattern * 257u + paths) % in.size();
     chunked_source failing(file.get(), in.size(), pattern, fail_at);
     const result broken = validate_stream(failing, opts);
-    const bool reported = !broken.ok() && broken.failure().code == error_code::io_error &&
-                          !broken.failure().offset.has_value();
+    const bool reported =
+        !broken.ok() && broken.failure().code == error_code::io_error && !broken.failure().offset.has_value();
     NPYGUARD_FUZZ_CHECK(reported || same_verdict(broken, expected));
   }
   if ((paths & 1u) != 0) check_descriptor_paths(file.get(), in.size(), opts, expected);

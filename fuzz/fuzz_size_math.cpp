@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_common.hpp"
 #include "core/checked_math.hpp"
+#include "fuzz_common.hpp"
 
 namespace {
 

@@ -52,8 +52,7 @@ std::string printable(const std::string& text) {
 // checks the framing fields every accepted header must have. Returns the
 // model, or nothing (after a failed CHECK) so that table loops go on to the
 // next row and report every bad row in one run.
-std::optional<npyguard::header> accept(const std::string& text, unsigned major,
-                                       const npyguard::options& opts = {}) {
+std::optional<npyguard::header> accept(const std::string& text, unsigned major, const npyguard::options& opts = {}) {
   const npyguard::result r = npyguard::validate_header_text(text.data(), text.size(), major, opts);
   INFO("version " << major << ".0, header text: " << printable(text));
   INFO(npyguard_test::describe_failure(r));
@@ -68,8 +67,8 @@ std::optional<npyguard::header> accept(const std::string& text, unsigned major,
   return h;
 }
 
-void check_field(const npyguard::field& f, const std::string& name, std::uint64_t offset,
-                 std::uint64_t itemsize, dtype_kind kind, const shape_t& subarray = {},
+void check_field(const npyguard::field& f, const std::string& name, std::uint64_t offset, std::uint64_t itemsize,
+                 dtype_kind kind, const shape_t& subarray = {},
                  const std::optional<std::string>& title = std::nullopt) {
   INFO("field " << printable(name));
   CHECK(f.name == name);
@@ -87,17 +86,16 @@ const unsigned all_versions[] = {1U, 2U, 3U};
 // ---------------------------------------------------------------------------
 
 struct type_row {
-  std::string text;       // as written in the header, without quotes
+  std::string text; // as written in the header, without quotes
   dtype_kind kind;
   byte_order order;
   std::uint64_t itemsize;
-  std::string repr;       // numpy's str of the dtype (descr_repr without quotes)
-  std::string unit;       // datetime / timedelta only
+  std::string repr; // numpy's str of the dtype (descr_repr without quotes)
+  std::string unit; // datetime / timedelta only
   std::uint32_t multiplier;
 };
 
-type_row plain(std::string text, dtype_kind kind, byte_order order, std::uint64_t itemsize,
-               std::string repr) {
+type_row plain(std::string text, dtype_kind kind, byte_order order, std::uint64_t itemsize, std::string repr) {
   return type_row{std::move(text), kind, order, itemsize, std::move(repr), "", 1U};
 }
 
@@ -127,8 +125,7 @@ std::vector<type_row> type_rows() {
       rows.push_back(plain(o + "f" + size, K::floating, bo, std::stoull(size), o + "f" + size));
     }
     for (const char* size : {"8", "16", "32"}) {
-      rows.push_back(
-          plain(o + "c" + size, K::complex_floating, bo, std::stoull(size), o + "c" + size));
+      rows.push_back(plain(o + "c" + size, K::complex_floating, bo, std::stoull(size), o + "c" + size));
     }
   }
 
@@ -136,8 +133,7 @@ std::vector<type_row> type_rows() {
   for (const char* order : {"|", "<", ">"}) {
     const std::string o = order;
     for (const char* size : {"0", "1", "2147483647"}) {
-      rows.push_back(
-          plain(o + "S" + size, K::bytes, B::not_applicable, std::stoull(size), std::string("|S") + size));
+      rows.push_back(plain(o + "S" + size, K::bytes, B::not_applicable, std::stoull(size), std::string("|S") + size));
     }
     for (const char* size : {"0", "16", "2147483647"}) {
       rows.push_back(
@@ -181,8 +177,8 @@ std::vector<type_row> type_rows() {
         rows.push_back(type_row{text, kind, bo, 8, text, u, 1U});
       }
       for (const multiplied& m : multiples) {
-        rows.push_back(type_row{o + k + "8" + m.bracket, kind, bo, 8, o + k + "8" + m.repr_bracket,
-                                m.unit, m.multiplier});
+        rows.push_back(
+            type_row{o + k + "8" + m.bracket, kind, bo, 8, o + k + "8" + m.repr_bracket, m.unit, m.multiplier});
       }
     }
   }
@@ -218,8 +214,7 @@ TEST_CASE("every type string of the SPEC table is accepted with its model", "[ac
   }
 }
 
-TEST_CASE("object dtypes are accepted with allow_object and reported as pickles",
-          "[accept][descr][object]") {
+TEST_CASE("object dtypes are accepted with allow_object and reported as pickles", "[accept][descr][object]") {
   npyguard::options opts;
   opts.allow_object = true;
   for (const unsigned version : all_versions) {
@@ -285,8 +280,7 @@ TEST_CASE("structured: two simple fields", "[accept][struct]") {
 }
 
 TEST_CASE("structured: nested three levels", "[accept][struct]") {
-  const std::string descr =
-      "[('outer', [('mid', [('x', '<i2'), ('y', '>f4')]), ('z', '|u1')]), ('w', '<i8')]";
+  const std::string descr = "[('outer', [('mid', [('x', '<i2'), ('y', '>f4')]), ('z', '|u1')]), ('w', '<i8')]";
   for (const unsigned version : all_versions) {
     const auto h = accept(header_text(descr), version);
     if (!h) continue;
@@ -328,8 +322,7 @@ TEST_CASE("structured: titles", "[accept][struct]") {
     REQUIRE(h->descr.fields.size() == 1);
     check_field(h->descr.fields[0], "n", 0, 2, dtype_kind::structured, {}, std::string("t"));
     REQUIRE(h->descr.fields[0].type.fields.size() == 1);
-    check_field(h->descr.fields[0].type.fields[0], "n", 0, 2, dtype_kind::signed_integer, {},
-                std::string("T2"));
+    check_field(h->descr.fields[0].type.fields[0], "n", 0, 2, dtype_kind::signed_integer, {}, std::string("T2"));
     CHECK(npyguard::descr_repr(h->descr) == nested);
   }
 }
@@ -337,11 +330,11 @@ TEST_CASE("structured: titles", "[accept][struct]") {
 namespace {
 
 struct padding_row {
-  std::string descr;            // as written
+  std::string descr; // as written
   std::uint64_t itemsize;
   std::vector<std::string> names;
   std::vector<std::uint64_t> offsets;
-  std::string repr;             // numpy's repr(dtype_to_descr(...))
+  std::string repr; // numpy's repr(dtype_to_descr(...))
 };
 
 } // namespace
@@ -349,20 +342,27 @@ struct padding_row {
 TEST_CASE("structured: padding fields", "[accept][struct][padding]") {
   const std::vector<padding_row> rows = {
       // In the middle, at the start, at the end.
-      {"[('a', '<i4'), ('', '|V4'), ('b', '<f8')]", 16, {"a", "b"}, {0, 8},
+      {"[('a', '<i4'), ('', '|V4'), ('b', '<f8')]",
+       16,
+       {"a", "b"},
+       {0, 8},
        "[('a', '<i4'), ('', '|V4'), ('b', '<f8')]"},
       {"[('', '|V4'), ('a', '<i2')]", 6, {"a"}, {4}, "[('', '|V4'), ('a', '<i2')]"},
       {"[('a', '<i2'), ('', '|V6')]", 8, {"a"}, {0}, "[('a', '<i2'), ('', '|V6')]"},
-      {"[('', '|V4'), ('a', '<i2'), ('', '|V2')]", 8, {"a"}, {4},
-       "[('', '|V4'), ('a', '<i2'), ('', '|V2')]"},
+      {"[('', '|V4'), ('a', '<i2'), ('', '|V2')]", 8, {"a"}, {4}, "[('', '|V4'), ('a', '<i2'), ('', '|V2')]"},
       // numpy merges consecutive padding into one gap.
-      {"[('a', '<i4'), ('', '|V4'), ('', '|V4'), ('b', '<f8')]", 20, {"a", "b"}, {0, 12},
+      {"[('a', '<i4'), ('', '|V4'), ('', '|V4'), ('b', '<f8')]",
+       20,
+       {"a", "b"},
+       {0, 12},
        "[('a', '<i4'), ('', '|V8'), ('b', '<f8')]"},
-      {"[('', '|V2'), ('', '|V2'), ('a', '<i4'), ('', '|V1'), ('', '|V3')]", 12, {"a"}, {4},
+      {"[('', '|V2'), ('', '|V2'), ('a', '<i4'), ('', '|V1'), ('', '|V3')]",
+       12,
+       {"a"},
+       {4},
        "[('', '|V4'), ('a', '<i4'), ('', '|V4')]"},
       // Zero-size padding disappears.
-      {"[('a', '<i4'), ('', '|V0'), ('b', '<i4')]", 8, {"a", "b"}, {0, 4},
-       "[('a', '<i4'), ('b', '<i4')]"},
+      {"[('a', '<i4'), ('', '|V0'), ('b', '<i4')]", 8, {"a", "b"}, {0, 4}, "[('a', '<i4'), ('b', '<i4')]"},
       {"[('', '|V0')]", 0, {}, {}, "[]"},
       // A padding field with an empty subarray shape is still padding.
       {"[('a', '<i4'), ('', '|V4', ())]", 8, {"a"}, {0}, "[('a', '<i4'), ('', '|V4')]"},
@@ -506,7 +506,9 @@ TEST_CASE("structured: field names with quotes, backslashes and escapes", "[acce
 
 TEST_CASE("structured: latin-1 names in versions 1.0 and 2.0", "[accept][struct][names]") {
   // Raw latin-1 bytes: every byte is one character; names come back as UTF-8.
-  const std::string descr = "[('\xE9', '<i4'), ('\xFF" "t\xE9', '|u1')]";
+  const std::string descr =
+      "[('\xE9', '<i4'), ('\xFF"
+      "t\xE9', '|u1')]";
   for (const unsigned version : {1U, 2U}) {
     const auto h = accept(header_text(descr), version);
     if (!h) continue;
@@ -521,8 +523,7 @@ TEST_CASE("structured: raw UTF-8 names in version 3.0", "[accept][struct][names]
   const std::string cjk = "\xE6\xB8\xA9\xE5\xBA\xA6"; // U+6E29 U+5EA6
   const std::string emoji = "\xF0\x9F\x98\x80";       // U+1F600
   const std::string e_acute = "\xC3\xA9";             // U+00E9
-  const std::string descr =
-      "[('" + cjk + "', '<f4'), ('" + emoji + "', '|u1'), (('" + e_acute + "', 'n'), '<i2')]";
+  const std::string descr = "[('" + cjk + "', '<f4'), ('" + emoji + "', '|u1'), (('" + e_acute + "', 'n'), '<i2')]";
   const auto h = accept(header_text(descr), 3);
   if (h) {
     REQUIRE(h->descr.fields.size() == 3);
@@ -643,13 +644,22 @@ TEST_CASE("white space, quote styles, commas and key order", "[accept][grammar]"
       // Trailing commas and white space inside a field list.
       {"{'descr': [ ( 'a' , '<i4' , ( 2 , 3 , ) , ) , ( 'b' , '|u1' , ) , ], 'fortran_order': False, "
        "'shape': (1,), }\n",
-       "[('a', '<i4', (2, 3)), ('b', '|u1')]", {1}, false, 25},
+       "[('a', '<i4', (2, 3)), ('b', '|u1')]",
+       {1},
+       false,
+       25},
       {"{'descr': [('a', '<i4'),], 'fortran_order': False, 'shape': (1,), }\n", "[('a', '<i4')]", {1}, false, 4},
       {"{'descr': [\n  ('a', '<i4'),\n  ('b', '<f8')\n], 'fortran_order': False, 'shape': (1,), }\n",
-       "[('a', '<i4'), ('b', '<f8')]", {1}, false, 12},
+       "[('a', '<i4'), ('b', '<f8')]",
+       {1},
+       false,
+       12},
       // Titles with trailing comma.
       {"{'descr': [(('T', 'a',), '<i4',)], 'fortran_order': False, 'shape': (1,), }\n",
-       "[(('T', 'a'), '<i4')]", {1}, false, 4},
+       "[(('T', 'a'), '<i4')]",
+       {1},
+       false,
+       4},
       // fortran_order True.
       {"{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", "'<f8'", {2, 3}, true, 8},
   };
@@ -800,15 +810,9 @@ TEST_CASE("legacy: data offsets aligned to 16, 64 or nothing", "[accept][legacy]
     std::uint64_t alignment;
   };
   const alignment_row rows[] = {
-      {1, 80, 16},   // old numpy and cnpy: 16-byte alignment
-      {1, 96, 32},
-      {1, 112, 16},
-      {1, 128, 128}, // numpy >= 1.14: a multiple of 64
-      {1, 192, 64},
-      {2, 80, 16},
-      {2, 128, 128},
-      {3, 80, 16},
-      {3, 192, 64},
+      {1, 80, 16},                               // old numpy and cnpy: 16-byte alignment
+      {1, 96, 32},  {1, 112, 16}, {1, 128, 128}, // numpy >= 1.14: a multiple of 64
+      {1, 192, 64}, {2, 80, 16},  {2, 128, 128}, {3, 80, 16}, {3, 192, 64},
   };
   for (const alignment_row& row : rows) {
     INFO("version " << row.major << ", data offset " << row.total);
@@ -899,8 +903,7 @@ TEST_CASE("whole files of size data_offset + nbytes pass validate_buffer", "[acc
   }
 }
 
-TEST_CASE("a header accepted alone is accepted in a whole file with the same model",
-          "[accept][buffer]") {
+TEST_CASE("a header accepted alone is accepted in a whole file with the same model", "[accept][buffer]") {
   const std::string descr = "[('x', '<f4', (3,)), (('T', 'm'), '<i2', (2, 3)), ('', '|V3'), ('k', '|u1')]";
   for (const unsigned version : all_versions) {
     const std::string dict = "{'descr': " + descr + ", 'fortran_order': False, 'shape': (2, 1), }";

@@ -14,8 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -103,7 +103,8 @@ TEST_CASE("check --json reports exactly what numpy read", "[cli]") {
       INFO(want["file"].get<std::string>());
       CHECK(got["file"] == golden + want["file"].get<std::string>());
       CHECK(got["valid"] == true);
-      for (const char* key : {"version", "shape", "fortran_order", "descr", "itemsize", "data_offset", "header_length"}) {
+      for (const char* key :
+           {"version", "shape", "fortran_order", "descr", "itemsize", "data_offset", "header_length"}) {
         INFO(key);
         CHECK(got[key] == want[key]);
       }
@@ -159,7 +160,7 @@ TEST_CASE("exit status and human output", "[cli]") {
 
   CHECK(run({"check", "--allow-object", ok, invalid}).status == 0);
   CHECK(run({"check", ok, invalid, "/nonexistent/x.npy"}).status == 2); // unreadable wins
-  CHECK(run({"check"}).status == 2);                                   // no FILE
+  CHECK(run({"check"}).status == 2);                                    // no FILE
   CHECK(run({"check", "--no-such-option", ok}).status == 2);
   CHECK(run({"check", "--max-depth", "abc", ok}).status == 2);
   CHECK(run({}).status == 2); // no command
@@ -348,7 +349,7 @@ TEST_CASE("check -r walks directories: *.npy regular files, sorted, no symlink l
   files.copy(ok, "a/1.npy");
   files.copy(bad, "a/deep/3.npy");
   files.copy(ok, "a/notes.txt");
-  REQUIRE(::symlink("..", files.path("a/deep/loop").c_str()) == 0);      // a directory loop
+  REQUIRE(::symlink("..", files.path("a/deep/loop").c_str()) == 0);        // a directory loop
   REQUIRE(::symlink("../b/2.npy", files.path("a/link.npy").c_str()) == 0); // not followed either
 
   full_run result = run_full({"check", "-r", "-q", "--json", files.root()});
@@ -570,7 +571,7 @@ TEST_CASE("the manual page names every option --help lists", "[cli]") {
       std::size_t end = at + 2;
       while (end < help.size() && (std::isalnum(static_cast<unsigned char>(help[end])) || help[end] == '-')) ++end;
       if (end == at + 2) continue; // "--" itself
-      std::string roff; // the option as roff spells it: every '-' escaped
+      std::string roff;            // the option as roff spells it: every '-' escaped
       for (std::size_t i = at; i < end; ++i) roff += help[i] == '-' ? std::string("\\-") : std::string(1, help[i]);
       INFO(command << " " << help.substr(at, end - at));
       CHECK(manual.find(roff) != std::string::npos);
@@ -676,10 +677,35 @@ TEST_CASE("json_writer writes what nlohmann::json dumps", "[cli][json]") {
   };
   // Strings: every control, quote and backslash, DEL, valid UTF-8 of every
   // length, and bytes that are not UTF-8 (overlong, surrogates, cut off).
-  const std::vector<std::string> pieces = {
-      "a", "\"", "\\", "\b", "\f", "\n", "\r", "\t", std::string(1, '\0'), "\x01", "\x1f", "\x7f", "/",
-      "\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9f\x98\x80", "\xc2\x9b", "\xe2\x80\xae", "\xff", "\xfe", "\x80",
-      "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf5", "\xe2\x82", "\xf0\x9f\x98", "\xc2"};
+  const std::vector<std::string> pieces = {"a",
+                                           "\"",
+                                           "\\",
+                                           "\b",
+                                           "\f",
+                                           "\n",
+                                           "\r",
+                                           "\t",
+                                           std::string(1, '\0'),
+                                           "\x01",
+                                           "\x1f",
+                                           "\x7f",
+                                           "/",
+                                           "\xc3\xa9",
+                                           "\xe6\x97\xa5",
+                                           "\xf0\x9f\x98\x80",
+                                           "\xc2\x9b",
+                                           "\xe2\x80\xae",
+                                           "\xff",
+                                           "\xfe",
+                                           "\x80",
+                                           "\xc0\xaf",
+                                           "\xe0\x80\xaf",
+                                           "\xed\xa0\x80",
+                                           "\xf4\x90\x80\x80",
+                                           "\xf5",
+                                           "\xe2\x82",
+                                           "\xf0\x9f\x98",
+                                           "\xc2"};
   std::mt19937 random(12345);
   for (int round = 0; round < 5000; ++round) {
     std::string text;
@@ -808,9 +834,10 @@ TEST_CASE("no output path lets a control, C1 or bidi character reach the termina
 
   // The excerpt: every byte that is not printable ASCII as \xNN, also
   // valid UTF-8 (a 3.0 header with U+202E and U+009B raw in a name).
-  write_bytes(files.path("raw.npy"),
-              npy_file("{'descr': [('\xe2\x80\xae\xc2\x9b', '<i4')], 'nope': 1, 'fortran_order': False, 'shape': (1,), }",
-                       3, 4));
+  write_bytes(
+      files.path("raw.npy"),
+      npy_file("{'descr': [('\xe2\x80\xae\xc2\x9b', '<i4')], 'nope': 1, 'fortran_order': False, 'shape': (1,), }", 3,
+               4));
   result = run_full({"check", files.path("raw.npy")});
   CHECK(result.status == 1);
   CHECK(terminal_safe(result.out));
@@ -824,9 +851,9 @@ TEST_CASE("no output path lets a control, C1 or bidi character reach the termina
   CHECK(result.out.rfind(files.path(shown + "bad.npy:20: object_dtype: "), 0) == 0);
 
   // A message that quotes a name (numpy's repr escapes U+202E too).
-  write_bytes(files.path("twice.npy"),
-              npy_file("{'descr': [('\\u202e', '<i4'), ('\\u202e', '<i4')], 'fortran_order': False, 'shape': (1,), }",
-                       1, 8));
+  write_bytes(
+      files.path("twice.npy"),
+      npy_file("{'descr': [('\\u202e', '<i4'), ('\\u202e', '<i4')], 'fortran_order': False, 'shape': (1,), }", 1, 8));
   result = run_full({"check", files.path("twice.npy")});
   CHECK(result.status == 1);
   CHECK(terminal_safe(result.out));
@@ -862,7 +889,7 @@ TEST_CASE("--json keeps names that are not UTF-8 apart: \\xNN in file, the bytes
   files.copy(ok, "bad_\xff\xfe.npy");
   files.copy(ok, "bad_\xff\xfd.npy");
   files.copy(golden + "object_mixed.npy", "bad_\xe2\x82.npy"); // a cut-off UTF-8 sequence
-  files.copy(ok, "literal_\\xff.npy");                        // valid UTF-8 that looks like an escape
+  files.copy(ok, "literal_\\xff.npy");                         // valid UTF-8 that looks like an escape
   files.copy(ok, "\xc3\xa9t\xc3\xa9.npy");
 
   const std::vector<std::string> names = {"bad_\xff\xfe.npy", "bad_\xff\xfd.npy", "bad_\xe2\x82.npy",
@@ -943,18 +970,22 @@ TEST_CASE("--json gives numpy's dtype.str and dtype.kind; inspect keeps dtype as
     const char* kind;
   };
   const std::vector<expectation> cases = {
-      {"'<b1'", "|b1", "b"},           {"'>i1'", "|i1", "i"},         {"'<u1'", "|u1", "u"},
-      {"'>i8'", ">i8", "i"},           {"'<u2'", "<u2", "u"},         {"'<f2'", "<f2", "f"},
-      {"'>c16'", ">c16", "c"},         {"'<S3'", "|S3", "S"},         {"'>V2'", "|V2", "V"},
-      {"'<U5'", "<U5", "U"},           {"'>U0'", ">U0", "U"},         {"'|O8'", "|O", "O"},
-      {"'<M8'", "<M8", "M"},           {"'>M8[10ms]'", ">M8[10ms]", "M"}, {"'<m8[3D]'", "<m8[3D]", "m"},
-      {"[('a', '<i4')]", nullptr, "V"}, {"[]", nullptr, "V"},
+      {"'<b1'", "|b1", "b"},         {"'>i1'", "|i1", "i"},
+      {"'<u1'", "|u1", "u"},         {"'>i8'", ">i8", "i"},
+      {"'<u2'", "<u2", "u"},         {"'<f2'", "<f2", "f"},
+      {"'>c16'", ">c16", "c"},       {"'<S3'", "|S3", "S"},
+      {"'>V2'", "|V2", "V"},         {"'<U5'", "<U5", "U"},
+      {"'>U0'", ">U0", "U"},         {"'|O8'", "|O", "O"},
+      {"'<M8'", "<M8", "M"},         {"'>M8[10ms]'", ">M8[10ms]", "M"},
+      {"'<m8[3D]'", "<m8[3D]", "m"}, {"[('a', '<i4')]", nullptr, "V"},
+      {"[]", nullptr, "V"},
   };
   for (const auto& item : cases) {
     INFO(item.descr);
     write_bytes(files.path("t.npy"),
                 npy_file(std::string("{'descr': ") + item.descr + ", 'fortran_order': False, 'shape': (0,), }", 1));
-    const auto checked = nlohmann::json::parse(run_full({"check", "--json", "--allow-object", files.path("t.npy")}).out);
+    const auto checked =
+        nlohmann::json::parse(run_full({"check", "--json", "--allow-object", files.path("t.npy")}).out);
     REQUIRE(checked["valid"] == true);
     CHECK(key_of(checked, "kind") == item.kind);
     const auto inspected =
@@ -1018,7 +1049,8 @@ TEST_CASE("usage errors start with npyguard: and say what to run; byte sizes tak
   for (const auto& [suffix, bytes] : sizes) {
     INFO(suffix);
     const std::string path = files.path(std::string("size") + suffix + ".npy");
-    write_bytes(path, npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(bytes) + ",), }", 1));
+    write_bytes(path,
+                npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(bytes) + ",), }", 1));
     REQUIRE(::truncate(path.c_str(), static_cast<off_t>(128 + bytes)) == 0);
     CHECK(run_full({"check", "--max-data-bytes", std::string("1") + suffix, path}).status == 0);
     CHECK(run_full({"check", "--max-data-bytes", std::to_string(bytes - 1), path}).status == 1);
@@ -1028,8 +1060,8 @@ TEST_CASE("usage errors start with npyguard: and say what to run; byte sizes tak
   CHECK(run_full({"check", "--max-header-bytes", "4095M", ok}).status == 0);
   CHECK(run_full({"check", "--max-header-bytes", "3", ok}).status == 1);
   CHECK(run_full({"check", "--max-data-bytes", "17179869183G", ok}).status == 0); // 2^64 - 2^30
-  for (const char* bad : {"4G", "4096M", "4194304K", "4294967296", "1k", "01K", "0x1K", "-1K", "1KK", "K", "1 K",
-                          "1.5K", "+1K"}) {
+  for (const char* bad :
+       {"4G", "4096M", "4194304K", "4294967296", "1k", "01K", "0x1K", "-1K", "1KK", "K", "1 K", "1.5K", "+1K"}) {
     INFO(bad);
     const full_run result = run_full({"check", "--max-header-bytes", bad, ok});
     CHECK(result.status == 2);

@@ -17,15 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include "npy/entry_points.hpp"
 #include "npy/data.hpp" // src/: the test seams
+#include "npy/entry_points.hpp"
 #include "support.hpp"
 
 using namespace npyguard_test;
 using npyguard::array_data;
 using npyguard::data_access;
 using npyguard::error_code;
-
 
 namespace {
 
@@ -68,10 +67,22 @@ std::string little(std::uint64_t value, int width) {
 std::string native(std::uint64_t value, int width) {
   std::string out(static_cast<std::size_t>(width), '\0');
   switch (width) {
-  case 1: { const auto v = static_cast<std::uint8_t>(value); std::memcpy(&out[0], &v, 1); break; }
-  case 2: { const auto v = static_cast<std::uint16_t>(value); std::memcpy(&out[0], &v, 2); break; }
-  case 4: { const auto v = static_cast<std::uint32_t>(value); std::memcpy(&out[0], &v, 4); break; }
-  default: std::memcpy(&out[0], &value, 8); break;
+    case 1: {
+      const auto v = static_cast<std::uint8_t>(value);
+      std::memcpy(&out[0], &v, 1);
+      break;
+    }
+    case 2: {
+      const auto v = static_cast<std::uint16_t>(value);
+      std::memcpy(&out[0], &v, 2);
+      break;
+    }
+    case 4: {
+      const auto v = static_cast<std::uint32_t>(value);
+      std::memcpy(&out[0], &v, 4);
+      break;
+    }
+    default: std::memcpy(&out[0], &value, 8); break;
   }
   return out;
 }
@@ -389,24 +400,24 @@ TEST_CASE("copy_native through a big-endian struct with nesting, subarrays and p
     expected += native(value, width);
   };
   for (unsigned item = 0; item < 3; ++item) {
-    scalar(0x0102 + item, 2);                                  // a
-    same(std::string(1, '\xEE') + static_cast<char>(item));    // padding, copied unchanged
-    scalar(bits(1.5f + static_cast<float>(item)), 4);          // n.x
-    same("y" + std::string(1, static_cast<char>('0' + item))); // n.y
-    scalar(0xA1B2 + item, 2);                                  // n.z[0]
-    scalar(0xC3D4, 2);                                         // n.z[1]
+    scalar(0x0102 + item, 2);                                           // a
+    same(std::string(1, '\xEE') + static_cast<char>(item));             // padding, copied unchanged
+    scalar(bits(1.5f + static_cast<float>(item)), 4);                   // n.x
+    same("y" + std::string(1, static_cast<char>('0' + item)));          // n.y
+    scalar(0xA1B2 + item, 2);                                           // n.z[0]
+    scalar(0xC3D4, 2);                                                  // n.z[1]
     scalar(static_cast<std::uint32_t>(-1 - static_cast<int>(item)), 4); // s[0]
-    scalar(0x10203040, 4);                                     // s[1]
-    scalar(7, 4);                                              // s[2]
-    scalar(bits(2.5f), 4);                                     // c real
-    scalar(bits(-3.0f), 4);                                    // c imaginary
+    scalar(0x10203040, 4);                                              // s[1]
+    scalar(7, 4);                                                       // s[2]
+    scalar(bits(2.5f), 4);                                              // c real
+    scalar(bits(-3.0f), 4);                                             // c imaginary
     for (unsigned j = 0; j < 2; ++j) {
-      scalar(0x1122 + j, 2);                                   // t[j].p
-      same("\x33");                                            // t[j].q
-      same(std::string(1, static_cast<char>(0x40 + j)));       // t[j] padding
+      scalar(0x1122 + j, 2);                             // t[j].p
+      same("\x33");                                      // t[j].q
+      same(std::string(1, static_cast<char>(0x40 + j))); // t[j] padding
     }
-    scalar(0xDEADBEEF, 4, false);                              // l, little-endian in the file
-    scalar('h', 4);                                            // w
+    scalar(0xDEADBEEF, 4, false); // l, little-endian in the file
+    scalar('h', 4);               // w
     scalar('i' + item, 4);
   }
   REQUIRE(file_data.size() == 3 * 54);
@@ -451,8 +462,8 @@ TEST_CASE("copy_native on large subarrays, subarrays of structs and many fields"
       file_data += big(0x01020304u * (i + 1), 4);
       expected += native(0x01020304u * (i + 1), 4);
     }
-    const std::string packed = dir.write(
-        "packed.npy", npy_with(dict_of("[('g', [('e', '>i4')], (4,))]", "(2,)"), file_data));
+    const std::string packed =
+        dir.write("packed.npy", npy_with(dict_of("[('g', [('e', '>i4')], (4,))]", "(2,)"), file_data));
     array_data array;
     require_ok(array_data::open(packed.c_str(), array));
     CHECK(copy_native_of(array) == expected);
@@ -501,9 +512,8 @@ TEST_CASE("copy_native on large subarrays, subarrays of structs and many fields"
     require_ok(array_data::open(path.c_str(), array));
     CHECK(copy_native_of(array) == expected);
     // A gap that is not padding: an unswapped |S1 between two >i4.
-    const std::string gap = dir.write(
-        "gap.npy", npy_with(dict_of("[('a', '>i4'), ('b', '|S1'), ('c', '>i4')]", "(1,)"),
-                            big(0x01020304, 4) + "s" + big(0x05060708, 4)));
+    const std::string gap = dir.write("gap.npy", npy_with(dict_of("[('a', '>i4'), ('b', '|S1'), ('c', '>i4')]", "(1,)"),
+                                                          big(0x01020304, 4) + "s" + big(0x05060708, 4)));
     array_data gapped;
     require_ok(array_data::open(gap.c_str(), gapped));
     CHECK(copy_native_of(gapped) == native(0x01020304, 4) + "s" + native(0x05060708, 4));
@@ -728,18 +738,18 @@ TEST_CASE("a file changed between validation and the data is an error, not a vie
       REQUIRE(::truncate(path.c_str(), 128 + 10) == 0);
       // map: mmap past the end of the file succeeds, the fstat after it must
       // refuse; read: the pread comes up short.
-      require_error(npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access,
-                                                       out),
-                    error_code::truncated_data, 128 + 10);
+      require_error(
+          npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access, out),
+          error_code::truncated_data, 128 + 10);
       CHECK(as_string(out.bytes(), out.size()) == "abc");
     }
     {
       dir.write("changing.npy", file);
       validated_descriptor opened(path, opts);
       std::ofstream(path, std::ios::binary | std::ios::app) << "PK";
-      require_error(npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access,
-                                                       out),
-                    error_code::trailing_data, 128 + 64);
+      require_error(
+          npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access, out),
+          error_code::trailing_data, 128 + 64);
       CHECK(as_string(out.bytes(), out.size()) == "abc");
     }
     {
@@ -747,17 +757,16 @@ TEST_CASE("a file changed between validation and the data is an error, not a vie
       validated_descriptor opened(path, opts);
       const struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
       REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
-      require_error(npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access,
-                                                       out),
-                    error_code::io_error, std::nullopt);
+      require_error(
+          npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access, out),
+          error_code::io_error, std::nullopt);
       CHECK(as_string(out.bytes(), out.size()) == "abc");
     }
     {
       // Unchanged: the seam itself succeeds, so the failures above are the checks.
       dir.write("changing.npy", file);
       validated_descriptor opened(path, opts);
-      require_ok(npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access,
-                                                    out));
+      require_ok(npyguard::detail::attach_validated(opened.release(), opened.checked, opened.info, opts, access, out));
       CHECK(as_string(out.bytes(), out.size()) == data);
     }
   }
@@ -789,8 +798,8 @@ TEST_CASE("read_array: a file that shrinks after validation is truncated_data", 
   {
     dir.write("read.npy", file);
     validated_descriptor opened(path, opts);
-    require_ok(npyguard::detail::read_validated(opened.fd, opened.checked, opened.info, opts, &buffer[0],
-                                                buffer.size(), npyguard::data_order::as_stored));
+    require_ok(npyguard::detail::read_validated(opened.fd, opened.checked, opened.info, opts, &buffer[0], buffer.size(),
+                                                npyguard::data_order::as_stored));
     CHECK(buffer == data);
   }
 }
@@ -853,7 +862,8 @@ TEST_CASE("array_data::over views a file held in memory, in place, with the file
 
   // Foreign byte order: no typed view, copy_native swaps.
   std::string foreign_values;
-  for (const double v : {1.5, -2.0, 1e300}) foreign_values += foreign_char == '>' ? big(bits(v), 8) : little(bits(v), 8);
+  for (const double v : {1.5, -2.0, 1e300})
+    foreign_values += foreign_char == '>' ? big(bits(v), 8) : little(bits(v), 8);
   const std::string foreign = npy_with(dict_of(std::string("'") + foreign_char + "f8'", "(3,)"), foreign_values);
   const auto foreign_memory = in_memory(foreign);
   array_data swapped;

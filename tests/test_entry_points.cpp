@@ -191,7 +191,8 @@ TEST_CASE("model fields: version, alignment, count", "[entry]") {
 }
 
 TEST_CASE("result equality compares whole models and whole errors", "[entry]") {
-  const std::string dict = "{'descr': [('a', '<i4'), ('b', [('c', '|u1', (2,))])], 'fortran_order': False, 'shape': (3,), }";
+  const std::string dict =
+      "{'descr': [('a', '<i4'), ('b', [('c', '|u1', (2,))])], 'fortran_order': False, 'shape': (3,), }";
   const auto first = check_bytes(npy_file(dict, 1, 18));
   REQUIRE(first.ok());
   CHECK(first == check_bytes(npy_file(dict, 1, 18)));
@@ -263,7 +264,8 @@ TEST_CASE("a stream is read only until the verdict is certain", "[entry][stream]
   // (cat ok.npy; cat /dev/zero) | npyguard check -: the first byte past the
   // data decides trailing_data; with trailing data allowed, the data's end.
   for (const std::uint64_t data_bytes : {std::uint64_t{0}, std::uint64_t{24}, std::uint64_t{3'000'000}}) {
-    const std::string dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(data_bytes) + ",), }";
+    const std::string dict =
+        "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(data_bytes) + ",), }";
     const std::string ok = npy_file(dict, 1, static_cast<std::size_t>(data_bytes));
     INFO("data bytes " << data_bytes);
     endless_source endless(ok);
@@ -289,7 +291,7 @@ TEST_CASE("validate_fd stops reading an endless pipe", "[entry][stream]") {
   const std::string ok = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24);
   int fds[2];
   REQUIRE(pipe(fds) == 0);
-  std::signal(SIGPIPE, SIG_IGN); // the writer learns of the closed pipe from EPIPE
+  std::signal(SIGPIPE, SIG_IGN);              // the writer learns of the closed pipe from EPIPE
   constexpr std::size_t endless = 256u << 20; // a reader that drains it all fails below
   std::size_t written = 0;
   std::thread writer([&] {
@@ -370,7 +372,8 @@ TEST_CASE("the wrong accessor of a result aborts with SIGABRT", "[entry][result]
   const npyguard::result failed = check_bytes("not an npy file");
   REQUIRE_FALSE(failed.ok());
   CHECK(child_signal([&] { static_cast<void>(failed.value().shape.size()); }) == SIGABRT);
-  const npyguard::result accepted = check_bytes(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24));
+  const npyguard::result accepted =
+      check_bytes(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 1, 24));
   REQUIRE(accepted.ok());
   CHECK(child_signal([&] { static_cast<void>(accepted.failure().message.size()); }) == SIGABRT);
   CHECK(child_signal([&] { static_cast<void>(accepted.value().shape.size()); }) == 0);
@@ -381,9 +384,9 @@ TEST_CASE("the wrong accessor of a result aborts with SIGABRT", "[entry][result]
 TEST_CASE("one version: the header, the library and CMake agree", "[entry][version]") {
   CHECK(std::string(npyguard::version()) == NPYGUARD_VERSION_STRING);
   CHECK(std::string(NPYGUARD_VERSION_STRING) == NPYGUARD_PROJECT_VERSION);
-  CHECK(std::string(NPYGUARD_VERSION_STRING) ==
-        std::to_string(NPYGUARD_VERSION_MAJOR) + "." + std::to_string(NPYGUARD_VERSION_MINOR) + "." +
-            std::to_string(NPYGUARD_VERSION_PATCH));
+  CHECK(std::string(NPYGUARD_VERSION_STRING) == std::to_string(NPYGUARD_VERSION_MAJOR) + "." +
+                                                    std::to_string(NPYGUARD_VERSION_MINOR) + "." +
+                                                    std::to_string(NPYGUARD_VERSION_PATCH));
 }
 
 namespace {
@@ -392,7 +395,8 @@ namespace {
 // furthest byte it was asked for; it can fail from a given offset on.
 class memory_range final : public npyguard::random_access_source {
 public:
-  explicit memory_range(const std::string& bytes, std::uint64_t fail_from = ~0ull) : bytes_(bytes), fail_from_(fail_from) {}
+  explicit memory_range(const std::string& bytes, std::uint64_t fail_from = ~0ull)
+      : bytes_(bytes), fail_from_(fail_from) {}
   [[nodiscard]] std::uint64_t size() const noexcept override { return bytes_.size(); }
   std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
     if (offset + size > fail_from_) return -EIO;

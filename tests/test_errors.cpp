@@ -80,11 +80,11 @@ TEST_CASE("truncated_header", "[errors][framing]") {
 TEST_CASE("invalid_utf8", "[errors][text]") {
   // Each case: the bytes of a field name, and the index of the first bad byte in it.
   const std::pair<std::string, std::size_t> cases[] = {
-      {"a\xC3(b", 2},        // missing continuation byte
-      {"a\x80", 1},          // stray continuation byte
-      {"\xC0\xAF", 0},       // overlong lead byte
-      {"\xE0\x80\xAF", 1},   // overlong three-byte form
-      {"\xED\xA0\x80", 1},   // surrogate U+D800
+      {"a\xC3(b", 2},          // missing continuation byte
+      {"a\x80", 1},            // stray continuation byte
+      {"\xC0\xAF", 0},         // overlong lead byte
+      {"\xE0\x80\xAF", 1},     // overlong three-byte form
+      {"\xED\xA0\x80", 1},     // surrogate U+D800
       {"\xF4\x90\x80\x80", 1}, // above U+10FFFF
       {"\xF5\x80\x80\x80", 0}, // lead byte never valid
       {"\xFF", 0},
@@ -115,12 +115,20 @@ TEST_CASE("control_character", "[errors][text]") {
   const row rows[] = {
       {"vertical tab before a value", "{'descr':\x0B'<f8', 'fortran_order': False, 'shape': (3,), }", "\x0B"},
       {"form feed before a key", "{'descr': '<f8',\f'fortran_order': False, 'shape': (3,), }", "\f"},
-      {"escape before a dimension", with_descr("'<f8'", "(\x1B" "3,)"), "\x1B"},
+      {"escape before a dimension",
+       with_descr("'<f8'",
+                  "(\x1B"
+                  "3,)"),
+       "\x1B"},
       {"DEL after a value", with_descr("'<f8'\x7F"), "\x7F"},
       {"C1 in latin-1", "{'descr': '<f8',\x85'fortran_order': False, 'shape': (3,), }", "\x85"},
       {"C1 in latin-1, version 2.0", "{'descr': '<f8',\x9B'fortran_order': False, 'shape': (3,), }", "\x9B", 2},
       {"C1 in UTF-8", "{'descr': '<f8',\xC2\x85'fortran_order': False, 'shape': (3,), }", ",\xC2", 3},
-      {"after a minus", with_descr("'<f8'", "(-\x01" "3,)"), "-\x01"},
+      {"after a minus",
+       with_descr("'<f8'",
+                  "(-\x01"
+                  "3,)"),
+       "-\x01"},
       {"after the dict", good_dict + "\x01", "}\x01"},
   };
   for (const row& r : rows) {
@@ -197,7 +205,8 @@ TEST_CASE("syntax_error", "[errors][grammar]") {
       {"second dict", good_dict + "{}", "}{", 1},
       {"non-string key", "{1: '<f8', 'fortran_order': False, 'shape': (3,), }", "1:", 0},
       {"unclosed list", with_descr("[('a', '<i4')"), "'fortran_order':", 15},
-      {"unclosed dict", "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)", "\n", 1}, // expected '}' where the header ends
+      {"unclosed dict", "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)", "\n",
+       1}, // expected '}' where the header ends
       {"missing value", "{'descr': , 'fortran_order': False, 'shape': (3,), }", ": ,", 2},
       {"true in lowercase", "{'descr': '<f8', 'fortran_order': false, 'shape': (3,), }", "false", 0},
       {"non-ASCII outside strings", "{'descr': '<f8',\xA0'fortran_order': False, 'shape': (3,), }", "\xA0", 0},
@@ -286,7 +295,8 @@ TEST_CASE("missing_key, duplicate_key, unknown_key", "[errors][validate]") {
 
 TEST_CASE("bad_fortran_order", "[errors][validate]") {
   for (const char* value : {"0", "1", "'False'", "()", "[]"}) {
-    const std::string bytes = file_with(std::string("{'descr': '<f8', 'fortran_order': ") + value + ", 'shape': (3,), }");
+    const std::string bytes =
+        file_with(std::string("{'descr': '<f8', 'fortran_order': ") + value + ", 'shape': (3,), }");
     require_error(check_bytes(bytes), error_code::bad_fortran_order, offset_of(bytes, value));
   }
 }
@@ -322,13 +332,55 @@ TEST_CASE("too_many_dimensions", "[errors][validate][limits]") {
 
 TEST_CASE("bad_descr", "[errors][validate][descr]") {
   const char* type_strings[] = {
-      "'<f12'", "'<c24'", "'float64'", "'d'", "'?'", "'a10'", "'=f8'", "'f8'", "'|f8'", "'|i4'", "'|U4'",
-      "'<i16'", "'<i3'", "'<f1'", "'<b2'", "'<i4,<i4'", "'(2,3)<i4'", "'<M4'", "'|M8[ms]'", "'<M8[0ms]'",
-      "'<M8[01ms]'", "'<M8[+5ms]'", "'<M8[ 5ms]'", "'<M8[2147483648ms]'", "'<M8[]'", "'<M8[B]'", "'<M8[us'", "'<M8[10 ms]'", "'<M8ms'",
-      "'<M8[ms]x'", "'<O'", "'|O2'", "'|O16'", "'|S01'", "'|S'", "'<U'", "'<f8 '", "''", "'<'", "'<x8'",
-      "'>V'", "'<m8[generic]'", "'<f'", "'<i'", "'|b'",
+      "'<f12'",
+      "'<c24'",
+      "'float64'",
+      "'d'",
+      "'?'",
+      "'a10'",
+      "'=f8'",
+      "'f8'",
+      "'|f8'",
+      "'|i4'",
+      "'|U4'",
+      "'<i16'",
+      "'<i3'",
+      "'<f1'",
+      "'<b2'",
+      "'<i4,<i4'",
+      "'(2,3)<i4'",
+      "'<M4'",
+      "'|M8[ms]'",
+      "'<M8[0ms]'",
+      "'<M8[01ms]'",
+      "'<M8[+5ms]'",
+      "'<M8[ 5ms]'",
+      "'<M8[2147483648ms]'",
+      "'<M8[]'",
+      "'<M8[B]'",
+      "'<M8[us'",
+      "'<M8[10 ms]'",
+      "'<M8ms'",
+      "'<M8[ms]x'",
+      "'<O'",
+      "'|O2'",
+      "'|O16'",
+      "'|S01'",
+      "'|S'",
+      "'<U'",
+      "'<f8 '",
+      "''",
+      "'<'",
+      "'<x8'",
+      "'>V'",
+      "'<m8[generic]'",
+      "'<f'",
+      "'<i'",
+      "'|b'",
       "'<i4294967300'", // numpy 1.24 takes sizes modulo 2^32: int32
-      "'<M'", "'=S4'", "'V4'", // numpy reads generic datetime64, S4, V4
+      "'<M'",
+      "'=S4'",
+      "'V4'", // numpy reads generic datetime64, S4, V4
       "'<M8[ms/2]'",
       "'<M8[ms/4294967296]'", // numpy 1.24 dies of SIGFPE on it (the differential test found it)
   };
@@ -345,18 +397,18 @@ TEST_CASE("bad_descr", "[errors][validate][descr]") {
       {"['<i4']", "'<i4'"},                        // a bare type string as a field
       {"['ab']", "'ab'"},                          // numpy unpacks it: field 'a' of type 'b' (int8)
       {"[(1, '<i4')]", "1,"},                      // a non-string name
-      {"[(('t', 1), '<i4')]", "('t', 1"},            // a (title, name) with a non-string name
-      {"[(('t', 'a', 'b'), '<i4')]", "('t', 'a'"},  // a title tuple of three
-      {"[((1, 'a'), '<i4')]", "(1, 'a')"},          // a non-string title
+      {"[(('t', 1), '<i4')]", "('t', 1"},          // a (title, name) with a non-string name
+      {"[(('t', 'a', 'b'), '<i4')]", "('t', 'a'"}, // a title tuple of three
+      {"[((1, 'a'), '<i4')]", "(1, 'a')"},         // a non-string title
       {"[('a', ('<i4', (2,)))]", "('<i4'"},        // a field type given as a tuple
       {"[('a', 5)]", "5)"},                        // a field type given as an integer
       {"[('a', '<i4', 3)]", "3)"},                 // a subarray shape that is not a tuple
       {"[('a', '<i4', [3])]", "[3]"},              // a subarray shape given as a list
-      {"[('a', '|S2', ('|b', 2))]", "'|b'"},      // numpy: (base, new) of equal itemsize, a plain S2
+      {"[('a', '|S2', ('|b', 2))]", "'|b'"},       // numpy: (base, new) of equal itemsize, a plain S2
       {"[('a', '|S0', (2,))]", "(2,)"},            // numpy cannot make a subarray of S0
       {"[('a', '<U0', (2,))]", "(2,)"},
       {"[('a', '|V0', (2,))]", "(2,)"},
-      {"[('a', '|S0', ())]", "())"},              // not even an empty shape (the differential test found it)
+      {"[('a', '|S0', ())]", "())"}, // not even an empty shape (the differential test found it)
       {"[('a', '<U0', ())]", "())"},
       {"[('', '|V0', ())]", "())"},
       {"1", "1,"},
@@ -399,18 +451,24 @@ TEST_CASE("duplicate_field_name", "[errors][validate][descr]") {
   // Errors come in document order: a repeated name before another error
   // wins, one after it does not, also across nesting.
   const std::string repeat_first = file_with(with_descr("[('a', '<i4'), ('a', '<i4'), ('c', '<x4')]"));
-  require_error(check_bytes(repeat_first), error_code::duplicate_field_name, offset_of(repeat_first, "('a', '<i4'), ('a'", 15));
+  require_error(check_bytes(repeat_first), error_code::duplicate_field_name,
+                offset_of(repeat_first, "('a', '<i4'), ('a'", 15));
   const std::string bad_type_first = file_with(with_descr("[('a', '<i4'), ('c', '<x4'), ('a', '<i4')]"));
   require_error(check_bytes(bad_type_first), error_code::bad_descr, offset_of(bad_type_first, "'<x4'"));
   const std::string outer_first = file_with(with_descr("[('a', '<i4'), ('a', '<i4'), ('s', [('b', '<x4')])]"));
-  require_error(check_bytes(outer_first), error_code::duplicate_field_name, offset_of(outer_first, "('a', '<i4'), ('a'", 15));
-  const std::string nested_first = file_with(with_descr("[('a', '<i4'), ('s', [('b', '<i4'), ('b', '<i4')]), ('a', '<i4')]"));
-  require_error(check_bytes(nested_first), error_code::duplicate_field_name, offset_of(nested_first, "('b', '<i4'), ('b'", 15));
+  require_error(check_bytes(outer_first), error_code::duplicate_field_name,
+                offset_of(outer_first, "('a', '<i4'), ('a'", 15));
+  const std::string nested_first =
+      file_with(with_descr("[('a', '<i4'), ('s', [('b', '<i4'), ('b', '<i4')]), ('a', '<i4')]"));
+  require_error(check_bytes(nested_first), error_code::duplicate_field_name,
+                offset_of(nested_first, "('b', '<i4'), ('b'", 15));
   const std::string overflow_after = file_with(with_descr("[('a', '|V2147483647'), ('a', '|V1')]"));
-  require_error(check_bytes(overflow_after), error_code::duplicate_field_name, offset_of(overflow_after, "('a', '|V1'", 1));
+  require_error(check_bytes(overflow_after), error_code::duplicate_field_name,
+                offset_of(overflow_after, "('a', '|V1'", 1));
   // The first repeat in document order, whatever the names sort like.
   const std::string two_pairs = file_with(with_descr("[('z', '<i4'), ('b', '<i4'), ('b', '<i4'), ('z', '<i4')]"));
-  require_error(check_bytes(two_pairs), error_code::duplicate_field_name, offset_of(two_pairs, "('b', '<i4'), ('b'", 15));
+  require_error(check_bytes(two_pairs), error_code::duplicate_field_name,
+                offset_of(two_pairs, "('b', '<i4'), ('b'", 15));
   const std::string three = file_with(with_descr("[('q', '<i4'), ('q', '<i4'), ('q', '<i4')]"));
   require_error(check_bytes(three), error_code::duplicate_field_name, offset_of(three, "('q', '<i4'), ('q'", 15));
 }

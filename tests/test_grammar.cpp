@@ -68,9 +68,15 @@ std::vector<rule_line> peg_rules(const std::string& text) {
     // A '#' outside quotes starts a comment.
     bool quoted = false;
     for (std::size_t i = 0; i < body.size(); ++i) {
-      if (body[i] == '\\') { ++i; continue; }
+      if (body[i] == '\\') {
+        ++i;
+        continue;
+      }
       if (body[i] == '\'') quoted = !quoted;
-      if (body[i] == '#' && !quoted) { body.resize(i); break; }
+      if (body[i] == '#' && !quoted) {
+        body.resize(i);
+        break;
+      }
     }
     const auto names = identifiers(line.substr(0, arrow), true);
     REQUIRE(names.size() == 1);

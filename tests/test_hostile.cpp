@@ -34,8 +34,7 @@ void* counted_allocate(std::size_t size) {
   if (active) {
     const std::size_t now = live_bytes.fetch_add(size) + size;
     std::size_t peak = peak_bytes.load();
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
-    }
+    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {}
   }
   return block + prefix;
 }
@@ -218,7 +217,8 @@ TEST_CASE("field names crafted to collide in the old duplicate-name table", "[ho
   wide.limits.max_header_bytes = 2u << 20;
   for (const std::string* list : {&distinct, &repeated}) {
     const auto bytes = std::make_shared<const std::string>(descr_file(*list, "(1,)"));
-    const npyguard::result checked = within(std::chrono::seconds(20), [bytes, wide] { return check_bytes(*bytes, wide); });
+    const npyguard::result checked =
+        within(std::chrono::seconds(20), [bytes, wide] { return check_bytes(*bytes, wide); });
     if (list == &distinct) {
       require_ok(checked);
       CHECK(checked.value().descr.fields.size() == names.size());

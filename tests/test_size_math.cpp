@@ -60,8 +60,20 @@ TEST_CASE("compute_array_size follows numpy's rule", "[size]") {
 }
 
 TEST_CASE("compute_array_size agrees with 128-bit arithmetic", "[size]") {
-  const std::uint64_t values[] = {0, 1, 2, 3, 7, 255, 65536, 1u << 31, (1ull << 32) - 1, 1ull << 32,
-                                  (1ull << 62) - 1, 1ull << 62, max_signed_size, UINT64_MAX};
+  const std::uint64_t values[] = {0,
+                                  1,
+                                  2,
+                                  3,
+                                  7,
+                                  255,
+                                  65536,
+                                  1u << 31,
+                                  (1ull << 32) - 1,
+                                  1ull << 32,
+                                  (1ull << 62) - 1,
+                                  1ull << 62,
+                                  max_signed_size,
+                                  UINT64_MAX};
   const std::uint64_t itemsizes[] = {0, 1, 8, 2147483647};
   std::size_t checked = 0;
   for (std::uint64_t a : values) {

@@ -254,7 +254,8 @@ TEST_CASE("the canonical profile reports the first byte that differs from np.sav
     // 'shape': (3,) with a descr whose dict ends 20 bytes before a multiple of 64.
     std::string bytes;
     for (std::size_t n = 1; n <= 64 && bytes.empty(); ++n) {
-      const std::string dict = "{'descr': [('" + std::string(n, 'a') + "', '<i4')], 'fortran_order': False, 'shape': (3,), }";
+      const std::string dict =
+          "{'descr': [('" + std::string(n, 'a') + "', '<i4')], 'fortran_order': False, 'shape': (3,), }";
       if ((10 + dict.size() + 1) % 64 == 44) bytes = npy_file(dict, 1, 12);
     }
     REQUIRE_FALSE(bytes.empty());
@@ -267,9 +268,9 @@ TEST_CASE("the canonical profile reports the first byte that differs from np.sav
     npyguard_test::require_error(check_bytes(bytes), error_code::truncated_data, bytes.size());
   }
   SECTION("other errors come first") {
-    npyguard_test::require_error(check_bytes(npy_file("{'descr': '<f9', 'fortran_order': False, 'shape': (3,) }", 1, 24),
-                                             canonical()),
-                                 error_code::bad_descr, 20);
+    npyguard_test::require_error(
+        check_bytes(npy_file("{'descr': '<f9', 'fortran_order': False, 'shape': (3,) }", 1, 24), canonical()),
+        error_code::bad_descr, 20);
   }
   SECTION("every entry point agrees") {
     const std::string bytes = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 2, 24);
@@ -317,9 +318,9 @@ TEST_CASE("write_array writes a canonical file or nothing", "[write]") {
                                  error_code::object_dtype, std::nullopt);
   }
   SECTION("a missing directory is an I/O error") {
-    npyguard_test::require_error(npyguard::write_array(dir.file("no/such/dir.npy").c_str(), little_i4(), {1}, false,
-                                                       values.data(), 4),
-                                 error_code::io_error, std::nullopt);
+    npyguard_test::require_error(
+        npyguard::write_array(dir.file("no/such/dir.npy").c_str(), little_i4(), {1}, false, values.data(), 4),
+        error_code::io_error, std::nullopt);
   }
 }
 
@@ -340,8 +341,8 @@ TEST_CASE("canonicalize_file copies the data under the canonical header", "[writ
   }
   SECTION("trailing bytes are dropped, and only accepted when allowed") {
     write_file(input, npy_file(legacy_dict, 1, 0) + data + "PK\x03\x04");
-    npyguard_test::require_error(npyguard::canonicalize_file(input.c_str(), output.c_str()),
-                                 error_code::trailing_data, read_file(input).size() - 4);
+    npyguard_test::require_error(npyguard::canonicalize_file(input.c_str(), output.c_str()), error_code::trailing_data,
+                                 read_file(input).size() - 4);
     CHECK(dir.entries() == std::vector<std::string>{"in.npy"});
     npyguard::options opts;
     opts.allow_trailing_data = true;
@@ -355,14 +356,14 @@ TEST_CASE("canonicalize_file copies the data under the canonical header", "[writ
     npyguard::options opts;
     opts.allow_object = true;
     REQUIRE(npyguard::canonicalize_file(input.c_str(), output.c_str(), opts).ok());
-    CHECK(read_file(output) == encoded(scalar(dtype_kind::object, npyguard::byte_order::not_applicable, 8), {2}) +
-                                   "pickle bytes");
+    CHECK(read_file(output) ==
+          encoded(scalar(dtype_kind::object, npyguard::byte_order::not_applicable, 8), {2}) + "pickle bytes");
   }
   SECTION("an invalid input leaves no output, and an existing output untouched") {
     write_file(input, npy_file(legacy_dict, 1, 0) + data.substr(0, 23));
     write_file(output, "precious");
-    npyguard_test::require_error(npyguard::canonicalize_file(input.c_str(), output.c_str()),
-                                 error_code::truncated_data, read_file(input).size());
+    npyguard_test::require_error(npyguard::canonicalize_file(input.c_str(), output.c_str()), error_code::truncated_data,
+                                 read_file(input).size());
     CHECK(read_file(output) == "precious");
     CHECK(dir.entries().size() == 2);
   }
@@ -410,8 +411,8 @@ TEST_CASE("canonicalize_file copies the data under the canonical header", "[writ
                                  error_code::io_error, std::nullopt);
     npyguard_test::require_error(npyguard::canonicalize_file("/dev/null", output.c_str()), error_code::io_error,
                                  std::nullopt);
-    npyguard_test::require_error(npyguard::canonicalize_file(dir.path().c_str(), output.c_str()),
-                                 error_code::io_error, std::nullopt);
+    npyguard_test::require_error(npyguard::canonicalize_file(dir.path().c_str(), output.c_str()), error_code::io_error,
+                                 std::nullopt);
     REQUIRE(::mkfifo(dir.file("fifo").c_str(), 0600) == 0); // no writer: opening must not block
     npyguard_test::require_error(npyguard::canonicalize_file(dir.file("fifo").c_str(), output.c_str()),
                                  error_code::io_error, std::nullopt);

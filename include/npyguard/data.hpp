@@ -84,8 +84,8 @@ struct view_kind<std::complex<double>> {
 // plain char has no fixed signedness, and text is 'S' or 'U', not 'i'/'u'.
 template <typename T>
 inline constexpr bool is_view_integer =
-    std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> &&
-    !std::is_same_v<T, wchar_t> && !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t> &&
+    std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
+    !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t> &&
     (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
 template <typename T>
 struct integer_view_kind {
@@ -245,8 +245,9 @@ private:
 // truncated_data at the offset where the data ended; a size change found by
 // the fstat after the read is an error as for array_data::open. Returns the
 // validation result; on any error the buffer's contents are unspecified.
-[[nodiscard]] NPYGUARD_API result read_array(const char* path, void* buffer, std::size_t buffer_size, const options& opts = {},
-                                data_order order = data_order::as_stored) noexcept;
+[[nodiscard]] NPYGUARD_API result read_array(const char* path, void* buffer, std::size_t buffer_size,
+                                             const options& opts = {},
+                                             data_order order = data_order::as_stored) noexcept;
 
 } // namespace npyguard
 

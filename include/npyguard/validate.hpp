@@ -16,7 +16,7 @@ namespace npyguard {
 // (a) A memory buffer holding the whole file. The data bytes are never read;
 // only the buffer's size is compared with the header's claim.
 [[nodiscard]] NPYGUARD_API result validate_buffer(const void* data, std::size_t size,
-                                     const options& opts = {}) noexcept;
+                                                  const options& opts = {}) noexcept;
 
 // (b) A file path. Regular files: reads the preamble and the header only
 // (pread), takes the size from fstat, never maps or reads the data. Anything
@@ -51,9 +51,8 @@ namespace npyguard {
 // of the given major version (1, 2 or 3): grammar, validation and size math,
 // without the data-size verdict. Offsets are file offsets, as if the text
 // followed a standard preamble (10 bytes for 1.0, 12 otherwise).
-[[nodiscard]] NPYGUARD_API result validate_header_text(const void* text, std::size_t size,
-                                          unsigned major_version,
-                                          const options& opts = {}) noexcept;
+[[nodiscard]] NPYGUARD_API result validate_header_text(const void* text, std::size_t size, unsigned major_version,
+                                                       const options& opts = {}) noexcept;
 
 } // namespace npyguard
 

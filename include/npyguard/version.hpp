@@ -13,8 +13,8 @@
 #define NPYGUARD_STRINGIFY_DETAIL(x) #x
 #define NPYGUARD_STRINGIFY(x) NPYGUARD_STRINGIFY_DETAIL(x)
 // "MAJOR.MINOR.PATCH" of the headers being compiled against.
-#define NPYGUARD_VERSION_STRING                                                                    \
-  NPYGUARD_STRINGIFY(NPYGUARD_VERSION_MAJOR)                                                       \
+#define NPYGUARD_VERSION_STRING              \
+  NPYGUARD_STRINGIFY(NPYGUARD_VERSION_MAJOR) \
   "." NPYGUARD_STRINGIFY(NPYGUARD_VERSION_MINOR) "." NPYGUARD_STRINGIFY(NPYGUARD_VERSION_PATCH)
 
 namespace npyguard {

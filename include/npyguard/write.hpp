@@ -38,7 +38,7 @@ namespace npyguard {
 // order) is bad_descr, sizes beyond 2^63-1 are size_overflow. Error offsets
 // are empty: the bytes are the writer's, not the caller's.
 [[nodiscard]] NPYGUARD_API result encode_header(const dtype& type, const std::vector<std::uint64_t>& shape,
-                                   bool fortran_order, std::string& out) noexcept;
+                                                bool fortran_order, std::string& out) noexcept;
 
 // The same for a model's descr, shape and fortran_order (its version and
 // lengths are recomputed).
@@ -53,8 +53,9 @@ namespace npyguard {
 // behind and an existing `path` is untouched. An existing `path` must be a
 // regular file: a symbolic link, directory, device or FIFO there is an
 // io_error, never replaced. Returns the written model.
-[[nodiscard]] NPYGUARD_API result write_array(const char* path, const dtype& type, const std::vector<std::uint64_t>& shape,
-                                 bool fortran_order, const void* data, std::size_t size) noexcept;
+[[nodiscard]] NPYGUARD_API result write_array(const char* path, const dtype& type,
+                                              const std::vector<std::uint64_t>& shape, bool fortran_order,
+                                              const void* data, std::size_t size) noexcept;
 
 // npyguard canon: validates the regular file `input` with `opts`, then writes
 // `output` with the canonical header (encode_header of its model) followed
@@ -68,7 +69,8 @@ namespace npyguard {
 // The output appears only when complete, exactly as write_array's; on any
 // error, including an invalid input, no file is left behind and an existing
 // `output` is untouched. `opts.canonical` is ignored for the input.
-[[nodiscard]] NPYGUARD_API result canonicalize_file(const char* input, const char* output, const options& opts = {}) noexcept;
+[[nodiscard]] NPYGUARD_API result canonicalize_file(const char* input, const char* output,
+                                                    const options& opts = {}) noexcept;
 
 } // namespace npyguard
 

@@ -101,8 +101,10 @@ private:
   // have effects (a tape rewinds), and nobody named it. It is reported, so
   // that a .npy name that is not a file does not pass unnoticed.
   void special(const std::string& path, const char* kind) {
-    out_.push_back({path, false, std::string("is ") + kind + "; not opened (under -r, FIFOs, sockets and devices "
-                                                             "are reported, never read)"});
+    out_.push_back({path, false,
+                    std::string("is ") + kind +
+                        "; not opened (under -r, FIFOs, sockets and devices "
+                        "are reported, never read)"});
   }
 
   const walk_options& options_;

@@ -278,8 +278,8 @@ int run_check(const check_settings& settings) {
   progress.erase();
   std::fflush(stdout);
   if (total > 1 && !settings.quiet) {
-    std::string summary = std::to_string(total) + " files: " + std::to_string(valid) + " valid, " +
-                          std::to_string(invalid) + " invalid";
+    std::string summary =
+        std::to_string(total) + " files: " + std::to_string(valid) + " valid, " + std::to_string(invalid) + " invalid";
     if (unreadable != 0) summary += ", " + std::to_string(unreadable) + " unreadable";
     std::fprintf(stderr, "%s\n", summary.c_str());
   }
@@ -317,9 +317,10 @@ int main(int argc, char** argv) {
   static char output_buffer[1 << 16];
   std::setvbuf(stdout, output_buffer, _IOFBF, sizeof output_buffer);
 
-  CLI::App app{"npyguard: decide whether NumPy .npy files are well formed, from the header and the file size\n"
-               "alone, before anything reads the data.",
-               "npyguard"};
+  CLI::App app{
+      "npyguard: decide whether NumPy .npy files are well formed, from the header and the file size\n"
+      "alone, before anything reads the data.",
+      "npyguard"};
   app.set_version_flag("--version", std::string("npyguard ") + npyguard::version());
   app.require_subcommand(1);
   app.footer(std::string("Run 'npyguard COMMAND --help' for a command's options; the manual is npyguard(1).\n") +
@@ -381,8 +382,8 @@ int main(int argc, char** argv) {
       "Exit status: 0 valid; 1 invalid; 2 usage error or unreadable file.");
 
   npyguard::options canon_opts;
-  CLI::App* canon = app.add_subcommand(
-      "canon", "Write a copy of a valid .npy file with the header numpy's np.save would write");
+  CLI::App* canon =
+      app.add_subcommand("canon", "Write a copy of a valid .npy file with the header numpy's np.save would write");
   std::string canon_input;
   std::string canon_output;
   add_policy_options(*canon, canon_opts);

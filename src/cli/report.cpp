@@ -53,9 +53,7 @@ const char* order_name(npyguard::byte_order order) {
 
 std::string quoted(const std::string& name) { return "'" + escaped(name, shown_as::name) + "'"; }
 
-std::string plural(std::uint64_t n, const char* unit) {
-  return std::to_string(n) + " " + unit + (n == 1 ? "" : "s");
-}
+std::string plural(std::uint64_t n, const char* unit) { return std::to_string(n) + " " + unit + (n == 1 ? "" : "s"); }
 
 // "<M8[10ms], datetime, little-endian, unit 10 ms" and the like.
 std::string scalar_text(const npyguard::dtype& type) {
@@ -225,8 +223,7 @@ void write_shape(json_writer& out, const std::vector<std::uint64_t>& shape) {
 // inspect's tree. Keys in alphabetical order (json_writer.hpp).
 void write_dtype_tree(json_writer& out, const npyguard::dtype& type) {
   const bool structured = type.kind == npyguard::dtype_kind::structured;
-  const bool timelike =
-      type.kind == npyguard::dtype_kind::datetime || type.kind == npyguard::dtype_kind::timedelta;
+  const bool timelike = type.kind == npyguard::dtype_kind::datetime || type.kind == npyguard::dtype_kind::timedelta;
   out.begin_object();
   if (!structured) {
     out.key("byte_order");
@@ -380,8 +377,8 @@ std::string inspect_text(const std::string& file, const npyguard::header& model)
   };
   row("version", version_text(model));
   row("header length", plural(model.header_length, "byte"));
-  row("data offset", std::to_string(model.data_offset) + " (aligned to " + std::to_string(model.data_alignment) +
-                         " bytes)");
+  row("data offset",
+      std::to_string(model.data_offset) + " (aligned to " + std::to_string(model.data_alignment) + " bytes)");
   row("fortran order", model.fortran_order ? "True" : "False");
   row("shape", shape_text(model.shape));
   row("count", std::to_string(model.count));

@@ -28,8 +28,8 @@ struct utf8_step {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   const unsigned char lead = byte(at);
   if (lead < 0x80) return {1, true, lead};
-  std::size_t need = 0;            // continuation bytes
-  unsigned char low = 0x80;        // range of the first continuation byte
+  std::size_t need = 0;     // continuation bytes
+  unsigned char low = 0x80; // range of the first continuation byte
   unsigned char high = 0xBF;
   char32_t value = 0;
   if (lead >= 0xC2 && lead <= 0xDF) {

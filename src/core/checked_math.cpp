@@ -2,8 +2,7 @@
 
 namespace npyguard::detail {
 
-std::optional<array_size> compute_array_size(const std::uint64_t* dims, std::size_t ndim,
-                                             std::uint64_t itemsize,
+std::optional<array_size> compute_array_size(const std::uint64_t* dims, std::size_t ndim, std::uint64_t itemsize,
                                              std::size_t& failing_index) noexcept {
   std::uint64_t nonzero_count = 1;
   std::uint64_t nonzero_bytes = itemsize;

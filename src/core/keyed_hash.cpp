@@ -77,7 +77,8 @@ std::uint64_t keyed_hash(std::string_view text) noexcept {
   const char* const end = p + (size & ~std::size_t{7});
   for (; p != end; p += 8) s.absorb(load_le64(p));
   std::uint64_t last = static_cast<std::uint64_t>(size & 0xFF) << 56;
-  for (std::size_t i = 0; i < (size & 7); ++i) last |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  for (std::size_t i = 0; i < (size & 7); ++i)
+    last |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
   s.absorb(last);
   s.v2 ^= 0xFF;
   for (int i = 0; i < 3; ++i) s.round(); // d = 3 finalization rounds

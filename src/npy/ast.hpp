@@ -27,14 +27,14 @@ struct text_span {
 };
 
 struct node {
-  std::uint32_t offset = 0;        // byte offset of the node's first byte in the header text
-  std::uint32_t next = no_node;    // next sibling
+  std::uint32_t offset = 0;     // byte offset of the node's first byte in the header text
+  std::uint32_t next = no_node; // next sibling
   node_kind kind = node_kind::dict;
-  bool negative = false;           // integers written with a leading '-'
+  bool negative = false; // integers written with a leading '-'
   union {
-    child_list children;           // containers
-    text_span text;                // strings
-    std::uint64_t number;          // integers: magnitude; booleans: 0 or 1
+    child_list children;  // containers
+    text_span text;       // strings
+    std::uint64_t number; // integers: magnitude; booleans: 0 or 1
   };
 
   node() noexcept : children{no_node, 0} {}

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "npy/entry_points.hpp"
 #include "npy/data.hpp"
+#include "npy/entry_points.hpp"
 #include "platform/fd.hpp"
 
 namespace npyguard {
@@ -120,27 +120,24 @@ private:
     std::uint32_t width = 0;
     std::size_t units = 1;
     switch (type.kind) {
-    case dtype_kind::signed_integer:
-    case dtype_kind::unsigned_integer:
-    case dtype_kind::floating:
-    case dtype_kind::datetime:
-    case dtype_kind::timedelta:
-      width = static_cast<std::uint32_t>(type.itemsize);
-      break;
-    case dtype_kind::complex_floating: // real and imaginary parts
-      width = static_cast<std::uint32_t>(type.itemsize / 2);
-      units = 2;
-      break;
-    case dtype_kind::unicode: // UCS-4 code units
-      width = 4;
-      units = static_cast<std::size_t>(type.itemsize / 4);
-      break;
-    case dtype_kind::boolean:
-    case dtype_kind::bytes:
-    case dtype_kind::raw_void:
-    case dtype_kind::object:
-    case dtype_kind::structured:
-      return;
+      case dtype_kind::signed_integer:
+      case dtype_kind::unsigned_integer:
+      case dtype_kind::floating:
+      case dtype_kind::datetime:
+      case dtype_kind::timedelta: width = static_cast<std::uint32_t>(type.itemsize); break;
+      case dtype_kind::complex_floating: // real and imaginary parts
+        width = static_cast<std::uint32_t>(type.itemsize / 2);
+        units = 2;
+        break;
+      case dtype_kind::unicode: // UCS-4 code units
+        width = 4;
+        units = static_cast<std::size_t>(type.itemsize / 4);
+        break;
+      case dtype_kind::boolean:
+      case dtype_kind::bytes:
+      case dtype_kind::raw_void:
+      case dtype_kind::object:
+      case dtype_kind::structured: return;
     }
     if (width <= 1 || !needs_swap(type.order)) return;
     add_run(offset, width, units * count, last);
@@ -158,29 +155,23 @@ private:
 
   static void swap_run(unsigned char* at, std::uint32_t width, std::size_t count) noexcept {
     switch (width) {
-    case 2:
-      swap_each<std::uint16_t>(at, count, [](std::uint16_t v) { return __builtin_bswap16(v); });
-      break;
-    case 4:
-      swap_each<std::uint32_t>(at, count, [](std::uint32_t v) { return __builtin_bswap32(v); });
-      break;
-    case 8:
-      swap_each<std::uint64_t>(at, count, [](std::uint64_t v) { return __builtin_bswap64(v); });
-      break;
-    case 16: // float128 / long double, and each half of a c32: all 16 bytes reversed
-      for (std::size_t i = 0; i < count; ++i, at += 16) {
-        std::uint64_t low;
-        std::uint64_t high;
-        std::memcpy(&low, at, 8);
-        std::memcpy(&high, at + 8, 8);
-        low = __builtin_bswap64(low);
-        high = __builtin_bswap64(high);
-        std::memcpy(at, &high, 8);
-        std::memcpy(at + 8, &low, 8);
-      }
-      break;
-    default: // no dtype has another scalar width
-      break;
+      case 2: swap_each<std::uint16_t>(at, count, [](std::uint16_t v) { return __builtin_bswap16(v); }); break;
+      case 4: swap_each<std::uint32_t>(at, count, [](std::uint32_t v) { return __builtin_bswap32(v); }); break;
+      case 8: swap_each<std::uint64_t>(at, count, [](std::uint64_t v) { return __builtin_bswap64(v); }); break;
+      case 16: // float128 / long double, and each half of a c32: all 16 bytes reversed
+        for (std::size_t i = 0; i < count; ++i, at += 16) {
+          std::uint64_t low;
+          std::uint64_t high;
+          std::memcpy(&low, at, 8);
+          std::memcpy(&high, at + 8, 8);
+          low = __builtin_bswap64(low);
+          high = __builtin_bswap64(high);
+          std::memcpy(at, &high, 8);
+          std::memcpy(at + 8, &low, 8);
+        }
+        break;
+      default: // no dtype has another scalar width
+        break;
     }
   }
 
@@ -286,9 +277,8 @@ std::optional<error> check_unchanged(int fd, const header& model, bool allow_tra
   const std::uint64_t data_end = model.data_offset + model.nbytes; // checked by validation
   if (now.size < data_end) {
     return error{error_code::truncated_data, now.size,
-                 "the file shrank after validation to " + std::to_string(now.size) +
-                     " bytes: the header implies " + std::to_string(model.nbytes) + " data bytes (input of " +
-                     std::to_string(data_end) + " bytes)"};
+                 "the file shrank after validation to " + std::to_string(now.size) + " bytes: the header implies " +
+                     std::to_string(model.nbytes) + " data bytes (input of " + std::to_string(data_end) + " bytes)"};
   }
   if (now.size > data_end && !allow_trailing_data) {
     return error{error_code::trailing_data, data_end,
@@ -297,8 +287,8 @@ std::optional<error> check_unchanged(int fd, const header& model, bool allow_tra
   }
   if (now.size != validated.size) {
     return error{error_code::io_error, std::nullopt,
-                 "the file changed after validation: its size went from " + std::to_string(validated.size) +
-                     " to " + std::to_string(now.size) + " bytes"};
+                 "the file changed after validation: its size went from " + std::to_string(validated.size) + " to " +
+                     std::to_string(now.size) + " bytes"};
   }
   if (now.device != validated.device || now.inode != validated.inode) {
     return error{error_code::io_error, std::nullopt, "the file changed after validation: another file"};
@@ -395,8 +385,8 @@ struct data_view_access {
 
 // The steps after validation (src/data.hpp), separate so a test can change
 // the file between the verdict and the data.
-result attach_validated(int fd, result checked, const struct stat& info, const options& opts,
-                        data_access access, array_data& out) noexcept {
+result attach_validated(int fd, result checked, const struct stat& info, const options& opts, data_access access,
+                        array_data& out) noexcept {
   return guarded([&] { return data_view_access::attach(fd, std::move(checked), info, opts, access, out); });
 }
 
@@ -425,7 +415,8 @@ array_data::array_data() noexcept = default;
 array_data::~array_data() { release(); }
 
 array_data::array_data(array_data&& other) noexcept
-    : model_(std::exchange(other.model_, header{})), buffer_(std::move(other.buffer_)),
+    : model_(std::exchange(other.model_, header{})),
+      buffer_(std::move(other.buffer_)),
       state_(std::exchange(other.state_, view_state{})) {}
 
 array_data& array_data::operator=(array_data&& other) noexcept {
@@ -457,8 +448,9 @@ result array_data::open(const char* path, array_data& out, const options& opts, 
 
 result array_data::over(const void* data, std::size_t size, array_data& out, const options& opts) noexcept {
   result checked = validate_buffer(data, size, opts);
-  return detail::guarded(
-      [&] { return detail::data_view_access::borrow(static_cast<const unsigned char*>(data), std::move(checked), out); });
+  return detail::guarded([&] {
+    return detail::data_view_access::borrow(static_cast<const unsigned char*>(data), std::move(checked), out);
+  });
 }
 
 const void* array_data::typed_data(dtype_kind kind, std::size_t size, std::size_t alignment) const noexcept {
@@ -497,9 +489,9 @@ std::optional<error> array_data::verify_unchanged() const noexcept {
   return detail::guarded([&]() -> std::optional<error> {
     if (state_.access == data_access::borrowed && state_.data != nullptr) return std::nullopt; // the caller's memory
     if (state_.fd < 0) return error{error_code::io_error, std::nullopt, "no file is open"};
-    return detail::check_unchanged(
-        state_.fd, model_, state_.allow_trailing_data,
-        detail::file_identity{state_.file_size, state_.device, state_.inode, state_.mtime_seconds, state_.mtime_nanoseconds});
+    return detail::check_unchanged(state_.fd, model_, state_.allow_trailing_data,
+                                   detail::file_identity{state_.file_size, state_.device, state_.inode,
+                                                         state_.mtime_seconds, state_.mtime_nanoseconds});
   });
 }
 

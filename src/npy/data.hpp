@@ -19,8 +19,8 @@ namespace npyguard::detail {
                                       data_access access, array_data& out) noexcept;
 
 // read_array's steps after validation; `fd` stays open.
-[[nodiscard]] result read_validated(int fd, result checked, const struct stat& info, const options& opts,
-                                    void* buffer, std::size_t buffer_size, data_order order) noexcept;
+[[nodiscard]] result read_validated(int fd, result checked, const struct stat& info, const options& opts, void* buffer,
+                                    std::size_t buffer_size, data_order order) noexcept;
 
 } // namespace npyguard::detail
 

@@ -30,15 +30,13 @@ result check_data_size(result checked, std::uint64_t input_size, const options& 
   if (input_size < expected) {
     return error{error_code::truncated_data, input_size,
                  "the header implies " + std::to_string(model->nbytes) + " data bytes (input of " +
-                     std::to_string(expected) + " bytes), but the input has " + std::to_string(input_size) +
-                     " bytes"};
+                     std::to_string(expected) + " bytes), but the input has " + std::to_string(input_size) + " bytes"};
   }
   if (input_size > expected && !opts.allow_trailing_data) {
     return error{error_code::trailing_data, expected,
                  (read_all ? std::to_string(input_size - expected) + " bytes follow the "
                            : std::string("the stream goes on after the ")) +
-                     std::to_string(model->nbytes) +
-                     " bytes of array data (set allow_trailing_data to accept them)"};
+                     std::to_string(model->nbytes) + " bytes of array data (set allow_trailing_data to accept them)"};
   }
   return checked;
 }

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <new>
 
-#include "npyguard/descr.hpp"
 #include "core/python_repr.hpp"
 #include "core/utf8.hpp"
+#include "npyguard/descr.hpp"
 
 namespace npyguard::detail {
 namespace {
@@ -158,8 +158,9 @@ std::optional<error> check_canonical(const header& model, const preamble& framin
   }
   std::string message = "not the header np.save writes for this array: byte " + std::to_string(at) + " is " + got +
                         " where np.save writes " + shown(want, expected.size(), at);
-  if (at < actual.size() && expected.size() >= actual.size()) message += " (np.save writes format " + std::to_string(static_cast<int>(want[6])) + ".0, HEADER_LEN " +
-                          std::to_string(expected.size() - preamble_size(static_cast<unsigned char>(want[6]))) + ")";
+  if (at < actual.size() && expected.size() >= actual.size())
+    message += " (np.save writes format " + std::to_string(static_cast<int>(want[6])) + ".0, HEADER_LEN " +
+               std::to_string(expected.size() - preamble_size(static_cast<unsigned char>(want[6]))) + ")";
   return error{error_code::not_canonical, at, std::move(message)};
 }
 

@@ -32,7 +32,8 @@ result validate_open_file(int fd, const options& opts, struct stat& info) noexce
 } // namespace detail
 
 result validate_buffer(const void* data, std::size_t size, const options& opts) noexcept {
-  return detail::guarded([&] { return detail::validate_contiguous(static_cast<const unsigned char*>(data), size, opts); });
+  return detail::guarded(
+      [&] { return detail::validate_contiguous(static_cast<const unsigned char*>(data), size, opts); });
 }
 
 result validate_header_text(const void* text, std::size_t size, unsigned major_version, const options& opts) noexcept {

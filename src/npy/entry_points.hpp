@@ -5,8 +5,8 @@
 
 #include <sys/stat.h>
 
-#include "core/guard.hpp"     // guarded, for the writer and the data view
-#include "core/io_error.hpp"  // io_error_from, likewise
+#include "core/guard.hpp"    // guarded, for the writer and the data view
+#include "core/io_error.hpp" // io_error_from, likewise
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
 

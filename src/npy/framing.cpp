@@ -4,8 +4,7 @@
 
 namespace npyguard::detail {
 
-std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size, const options& opts,
-                                   preamble& out) {
+std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size, const options& opts, preamble& out) {
   static constexpr unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   for (std::size_t i = 0; i < 6 && i < size; ++i) {
     if (prefix[i] != magic[i]) {
@@ -17,8 +16,7 @@ std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size
     const unsigned minor = prefix[7];
     if (minor != 0 || major < 1 || major > 3) {
       return error{error_code::unsupported_version, 6,
-                   "format version " + std::to_string(major) + "." + std::to_string(minor) +
-                       " is not 1.0, 2.0 or 3.0"};
+                   "format version " + std::to_string(major) + "." + std::to_string(minor) + " is not 1.0, 2.0 or 3.0"};
     }
     out.major_version = static_cast<std::uint8_t>(major);
     out.minor_version = 0;

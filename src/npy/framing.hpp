@@ -30,8 +30,8 @@ struct preamble {
 // `prefix` holds the first min(12, input size) bytes of the input: fewer
 // than 12 means the input ends there. Checks magic, version, length field
 // and max_header_bytes.
-[[nodiscard]] std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size,
-                                                 const options& opts, preamble& out);
+[[nodiscard]] std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size, const options& opts,
+                                                 preamble& out);
 
 // When the total input size is known: the header must fit in it.
 [[nodiscard]] std::optional<error> check_header_fits(const preamble& framing, std::uint64_t input_size);

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/checked_math.hpp"
 #include "core/keyed_hash.hpp"
 #include "core/python_repr.hpp"
-#include "core/checked_math.hpp"
 #include "npy/data_size.hpp"
 #include "npy/type_string.hpp"
 
@@ -33,7 +33,7 @@ public:
   // 16 bytes: a struct of 4,000 fields stays below malloc's mmap threshold.
   struct entry {
     std::uint64_t hash;
-    std::uint32_t node; // the name's string node
+    std::uint32_t node;            // the name's string node
     std::uint32_t order_and_title; // document order << 1 | is a title
     [[nodiscard]] std::uint32_t order() const noexcept { return order_and_title >> 1; }
     [[nodiscard]] bool is_title() const noexcept { return (order_and_title & 1u) != 0; }
@@ -125,7 +125,9 @@ public:
         return fail(error_code::duplicate_key, key, std::string("key '") + key_names[which] + "' given twice");
       }
       seen[which] = &value;
-      bool ok = which == 0 ? read_descr(value, out) : which == 1 ? read_fortran_order(value, out) : read_shape(value, out);
+      bool ok = which == 0   ? read_descr(value, out)
+                : which == 1 ? read_fortran_order(value, out)
+                             : read_shape(value, out);
       if (!ok) return failure_;
     }
     for (int i = 0; i < 3; ++i) {
@@ -183,7 +185,8 @@ private:
       if (dim.kind != node_kind::integer) {
         return reject(not_a_tuple, dim, std::string(what) + " must be a tuple of integers");
       }
-      if (dim.negative) return reject(error_code::negative_dimension, dim, std::string(what) + " has a negative dimension");
+      if (dim.negative)
+        return reject(error_code::negative_dimension, dim, std::string(what) + " has a negative dimension");
       dims.push_back(dim.number);
     }
     return true;
@@ -243,8 +246,8 @@ private:
     const bool read = read_fields(list, out, names);
     if (const name_index::entry* repeat = names.first_repeat()) {
       return reject(error_code::duplicate_field_name, names.where(*repeat),
-                    std::string(repeat->is_title() ? "title " : "name ") + python_repr_for_message(names.name(*repeat)) +
-                        " already used as a name or title");
+                    std::string(repeat->is_title() ? "title " : "name ") +
+                        python_repr_for_message(names.name(*repeat)) + " already used as a name or title");
     }
     return read;
   }
@@ -317,13 +320,14 @@ private:
   // that count, and the total itemsize, fit a C int.
   bool subarray_itemsize(const node& shape_node, field& member) {
     const dtype& element = member.type;
-    const bool unsized_flexible = element.itemsize == 0 && (element.kind == dtype_kind::bytes ||
-                                                            element.kind == dtype_kind::unicode ||
-                                                            element.kind == dtype_kind::raw_void);
+    const bool unsized_flexible =
+        element.itemsize == 0 && (element.kind == dtype_kind::bytes || element.kind == dtype_kind::unicode ||
+                                  element.kind == dtype_kind::raw_void);
     // numpy reads the item after an unsized type as its size, so any shape,
     // even (), is refused ("invalid itemsize in generic type tuple").
     if (unsized_flexible) {
-      return reject(error_code::bad_descr, shape_node, "numpy cannot give a shape, even (), to a zero-sized S, U or V type");
+      return reject(error_code::bad_descr, shape_node,
+                    "numpy cannot give a shape, even (), to a zero-sized S, U or V type");
     }
     std::uint64_t count = 1;
     const node* too_many = nullptr; // the dimension where the count first passed 2^31-1
@@ -331,14 +335,16 @@ private:
     for (std::uint64_t dim : member.subarray_shape) {
       const node& dim_node = tree_.nodes[d];
       d = dim_node.next;
-      if (dim > max_itemsize) return reject(error_code::itemsize_overflow, dim_node, "a subarray dimension above 2^31-1");
+      if (dim > max_itemsize)
+        return reject(error_code::itemsize_overflow, dim_node, "a subarray dimension above 2^31-1");
       if (count == 0) continue; // numpy stops multiplying at the first zero
       if (too_many == nullptr && count * dim > max_itemsize) too_many = &dim_node; // both factors < 2^31
       const auto product = checked_mul(count, dim);
       if (!product) return reject(error_code::itemsize_overflow, *too_many, "subarray element count above 2^31-1");
       count = *product;
     }
-    if (count > max_itemsize) return reject(error_code::itemsize_overflow, *too_many, "subarray element count above 2^31-1");
+    if (count > max_itemsize)
+      return reject(error_code::itemsize_overflow, *too_many, "subarray element count above 2^31-1");
     const auto total = checked_mul(count, element.itemsize, max_itemsize);
     if (!total) return reject(error_code::itemsize_overflow, shape_node, "subarray itemsize above 2^31-1");
     member.itemsize = *total;
@@ -347,7 +353,8 @@ private:
 
   bool compute_sizes(const node& shape_node, header& out) {
     if (auto failure = size_array(out, opts_)) {
-      const node& where = failure->dimension ? child(shape_node, static_cast<std::uint32_t>(*failure->dimension)) : shape_node;
+      const node& where =
+          failure->dimension ? child(shape_node, static_cast<std::uint32_t>(*failure->dimension)) : shape_node;
       return reject(failure->code, where, std::move(failure->message));
     }
     out.data_is_pickle = has_object_;

@@ -11,9 +11,9 @@
 
 #include "npyguard/options.hpp"
 
-#include "grammar/npy_header.hpp"
 #include "core/checked_math.hpp"
 #include "core/utf8.hpp"
+#include "grammar/npy_header.hpp"
 
 namespace npyguard::detail {
 namespace {
@@ -125,7 +125,9 @@ struct parse_state {
         case 'n': tree.strings.push_back('\n'); continue;
         case 'r': tree.strings.push_back('\r'); continue;
         case 't': tree.strings.push_back('\t'); continue;
-        case '\\': case '\'': case '"': tree.strings.push_back(code); continue;
+        case '\\':
+        case '\'':
+        case '"': tree.strings.push_back(code); continue;
         default: break;
       }
       const int digits = code == 'x' ? 2 : code == 'u' ? 4 : 8;
@@ -137,7 +139,8 @@ struct parse_state {
         fail(error_code::syntax_error, escape_begin, "escape names a code point above U+10FFFF");
       }
       if (code_point >= 0xD800 && code_point <= 0xDFFF) {
-        fail(error_code::syntax_error, escape_begin, "escape names a surrogate (U+D800-U+DFFF), which is not a character");
+        fail(error_code::syntax_error, escape_begin,
+             "escape names a surrogate (U+D800-U+DFFF), which is not a character");
       }
       append_utf8(tree.strings, code_point);
     }
@@ -179,23 +182,31 @@ struct action : pegtl::nothing<Rule> {};
 template <node_kind Kind>
 struct open_action {
   template <typename ActionInput>
-  static void apply(const ActionInput& in, parse_state& state) { state.open_node(Kind, in.begin()); }
+  static void apply(const ActionInput& in, parse_state& state) {
+    state.open_node(Kind, in.begin());
+  }
 };
 
 struct close_action {
   template <typename ActionInput>
-  static void apply(const ActionInput& /*unused*/, parse_state& state) { state.close_node(); }
+  static void apply(const ActionInput& /*unused*/, parse_state& state) {
+    state.close_node();
+  }
 };
 
 struct string_action {
   template <typename ActionInput>
-  static void apply(const ActionInput& in, parse_state& state) { state.add_string(in.begin(), in.end()); }
+  static void apply(const ActionInput& in, parse_state& state) {
+    state.add_string(in.begin(), in.end());
+  }
 };
 
 template <bool Truth>
 struct boolean_action {
   template <typename ActionInput>
-  static void apply(const ActionInput& in, parse_state& state) { state.add_boolean(in.begin(), Truth); }
+  static void apply(const ActionInput& in, parse_state& state) {
+    state.add_boolean(in.begin(), Truth);
+  }
 };
 
 // clang-format off
@@ -214,7 +225,9 @@ template<> struct action< grammar::kw_false > : boolean_action< false > {};
 template <>
 struct action<grammar::integer_value> {
   template <typename ActionInput>
-  static void apply(const ActionInput& in, parse_state& state) { state.add_integer(in.begin(), in.end()); }
+  static void apply(const ActionInput& in, parse_state& state) {
+    state.add_integer(in.begin(), in.end());
+  }
 };
 
 template <typename Rule>
@@ -225,8 +238,7 @@ struct control : pegtl::normal<Rule> {
     // After a backslash the rule is about the escape, not about a token.
     constexpr bool in_escape = std::is_same_v<Rule, grammar::escape_code> ||
                                std::is_same_v<Rule, grammar::escape_hex2> ||
-                               std::is_same_v<Rule, grammar::escape_hex4> ||
-                               std::is_same_v<Rule, grammar::escape_hex8>;
+                               std::is_same_v<Rule, grammar::escape_hex4> || std::is_same_v<Rule, grammar::escape_hex8>;
     if (!in_escape) {
       if (const std::uint32_t control = state.raw_control_at(in.current(), in.end())) {
         throw parse_failure{error_code::control_character, state.position_of(in.current()),
@@ -239,8 +251,7 @@ struct control : pegtl::normal<Rule> {
 
 } // namespace
 
-std::optional<error> parse_header_text(const char* text, std::size_t size, const parse_settings& settings,
-                                       ast& out) {
+std::optional<error> parse_header_text(const char* text, std::size_t size, const parse_settings& settings, ast& out) {
   out.clear();
   // Every node takes at least 2 bytes (a leaf and the separator or bracket
   // after it; a container its two brackets), so n bytes hold at most
@@ -258,7 +269,8 @@ std::optional<error> parse_header_text(const char* text, std::size_t size, const
   } catch (const parse_failure& failure) {
     if (failure.control != 0) {
       char message[112];
-      std::snprintf(message, sizeof message, "raw control character U+%04X outside a string (only string content may hold one)",
+      std::snprintf(message, sizeof message,
+                    "raw control character U+%04X outside a string (only string content may hold one)",
                     static_cast<unsigned>(failure.control));
       return error{failure.code, settings.base_offset + failure.position, message};
     }
@@ -266,8 +278,7 @@ std::optional<error> parse_header_text(const char* text, std::size_t size, const
   } catch (const pegtl::parse_error& failure) {
     // Not raised by this grammar's control; kept so no PEGTL exception escapes.
     const auto& positions = failure.positions();
-    return error{error_code::syntax_error,
-                 settings.base_offset + (positions.empty() ? 0 : positions.front().byte),
+    return error{error_code::syntax_error, settings.base_offset + (positions.empty() ? 0 : positions.front().byte),
                  std::string(failure.message())};
   }
   return std::nullopt;

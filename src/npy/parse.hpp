@@ -22,8 +22,8 @@ struct parse_settings {
 // Parses `size` bytes of header text (already checked by check_header_text)
 // into `out`. Returns the error, or nothing on success. May throw
 // std::bad_alloc; every other failure is returned.
-[[nodiscard]] std::optional<error> parse_header_text(const char* text, std::size_t size,
-                                                     const parse_settings& settings, ast& out);
+[[nodiscard]] std::optional<error> parse_header_text(const char* text, std::size_t size, const parse_settings& settings,
+                                                     ast& out);
 
 } // namespace npyguard::detail
 

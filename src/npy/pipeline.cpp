@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/io_error.hpp"
-#include "npy/encode.hpp"
 #include "npy/data_size.hpp"
+#include "npy/encode.hpp"
 #include "npy/model_builder.hpp"
 #include "npy/parse.hpp"
 #include "npy/text.hpp"
@@ -71,7 +71,8 @@ result validate_contiguous(const unsigned char* data, std::size_t size, const op
 result validate_random_access(random_access_source& input, const options& opts) {
   const std::uint64_t file_size = input.size();
   unsigned char prefix[file_prefix_size];
-  const std::ptrdiff_t got = input.read_at(0, prefix, static_cast<std::size_t>(std::min<std::uint64_t>(file_size, sizeof prefix)));
+  const std::ptrdiff_t got =
+      input.read_at(0, prefix, static_cast<std::size_t>(std::min<std::uint64_t>(file_size, sizeof prefix)));
   if (got < 0) return read_error_from(got);
   const auto available = static_cast<std::size_t>(got);
   preamble framing;
@@ -135,7 +136,8 @@ result validate_sequential(byte_source& source, const options& opts) {
   if (total < enough) {
     const auto drain = std::make_unique<unsigned char[]>(drain_chunk);
     while (total < enough) {
-      const std::ptrdiff_t n = source.read(drain.get(), static_cast<std::size_t>(std::min<std::uint64_t>(drain_chunk, enough - total)));
+      const std::ptrdiff_t n =
+          source.read(drain.get(), static_cast<std::size_t>(std::min<std::uint64_t>(drain_chunk, enough - total)));
       if (n < 0) return read_error_from(n);
       if (n == 0) {
         ended = true;

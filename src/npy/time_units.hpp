@@ -12,8 +12,8 @@
 namespace npyguard::detail {
 
 // Indexed by time_unit: generic (no brackets) first, then Y ... as.
-inline constexpr std::string_view time_unit_spellings[] = {"",   "Y",  "M",  "W",  "D",  "h",  "m",
-                                                           "s",  "ms", "us", "ns", "ps", "fs", "as"};
+inline constexpr std::string_view time_unit_spellings[] = {"",  "Y",  "M",  "W",  "D",  "h",  "m",
+                                                           "s", "ms", "us", "ns", "ps", "fs", "as"};
 
 [[nodiscard]] constexpr std::string_view time_unit_spelling(time_unit unit) noexcept {
   const auto index = static_cast<std::size_t>(unit);

@@ -38,8 +38,8 @@ bool fail(type_string_failure& failure, error_code code, std::string_view text, 
 
 // The named units (not generic), by their numpy spelling.
 bool find_time_unit(std::string_view name, time_unit& out) noexcept {
-  for (auto unit = static_cast<std::uint8_t>(time_unit::years); unit <= static_cast<std::uint8_t>(time_unit::attoseconds);
-       ++unit) {
+  for (auto unit = static_cast<std::uint8_t>(time_unit::years);
+       unit <= static_cast<std::uint8_t>(time_unit::attoseconds); ++unit) {
     if (time_unit_spelling(static_cast<time_unit>(unit)) == name) {
       out = static_cast<time_unit>(unit);
       return true;
@@ -78,7 +78,8 @@ bool parse_datetime_unit(std::string_view text, std::size_t at, dtype& out, type
 
 bool parse_type_string(std::string_view text, dtype& out, type_string_failure& failure) {
   out = dtype{};
-  if (text.size() < 2) return fail(failure, error_code::bad_descr, text, "expected byte order, kind and size, as in '<f8'");
+  if (text.size() < 2)
+    return fail(failure, error_code::bad_descr, text, "expected byte order, kind and size, as in '<f8'");
   const char order = text[0];
   if (order != '<' && order != '>' && order != '|') {
     return fail(failure, error_code::bad_descr, text,
@@ -99,14 +100,15 @@ bool parse_type_string(std::string_view text, dtype& out, type_string_failure& f
   }
 
   const decimal size = read_decimal(text, 2);
-  if (!size.valid) return fail(failure, error_code::bad_descr, text, "expected a decimal size without leading zeros after the kind");
+  if (!size.valid)
+    return fail(failure, error_code::bad_descr, text, "expected a decimal size without leading zeros after the kind");
   const std::size_t after_size = 2 + size.length;
   const bool is_datetime = kind == 'M' || kind == 'm';
   if (after_size != text.size() && !is_datetime) {
     return fail(failure, error_code::bad_descr, text, "unexpected characters after the size");
   }
 
-  bool order_free = false;      // '|' '<' '>' all mean the same, reported as '|'
+  bool order_free = false; // '|' '<' '>' all mean the same, reported as '|'
   bool sizes_ok = false;
   switch (kind) {
     case 'b':
@@ -147,8 +149,7 @@ bool parse_type_string(std::string_view text, dtype& out, type_string_failure& f
       out.kind = kind == 'M' ? dtype_kind::datetime : dtype_kind::timedelta;
       sizes_ok = size.value == 8;
       break;
-    default:
-      return fail(failure, error_code::bad_descr, text, "unknown kind (expected one of b i u f c S U V M m O)");
+    default: return fail(failure, error_code::bad_descr, text, "unknown kind (expected one of b i u f c S U V M m O)");
   }
   if (!sizes_ok) return fail(failure, error_code::bad_descr, text, "size not valid for this kind on every machine");
   if (order_free) {

@@ -15,11 +15,11 @@
 #include <memory>
 #include <string>
 
-#include "npy/entry_points.hpp"
 #include "npy/encode.hpp"
-#include "platform/fd.hpp"
+#include "npy/entry_points.hpp"
 #include "npyguard/descr.hpp"
 #include "npyguard/validate.hpp"
+#include "platform/fd.hpp"
 
 namespace npyguard {
 namespace detail {
@@ -187,8 +187,9 @@ std::optional<error> copy_range(int input, std::uint64_t offset, std::uint64_t l
     offset += static_cast<std::uint64_t>(n);
     length -= static_cast<std::uint64_t>(n);
     if (static_cast<std::size_t>(n) < want) {
-      return error{error_code::truncated_data, offset,
-                   "the input ended at byte " + std::to_string(offset) + " while it was copied (it shrank after validation)"};
+      return error{
+          error_code::truncated_data, offset,
+          "the input ended at byte " + std::to_string(offset) + " while it was copied (it shrank after validation)"};
     }
   }
   return std::nullopt;

@@ -43,7 +43,8 @@ std::ptrdiff_t pread_full(int fd, void* buffer, std::size_t size, std::uint64_t 
 
 // The public descriptor reader (npyguard/io.hpp).
 fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms) noexcept
-    : fd_(fd), timed_(timeout_ms != 0),
+    : fd_(fd),
+      timed_(timeout_ms != 0),
       deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {
   const int flags = ::fcntl(fd, F_GETFL);
   poll_first_ = timed_ || (flags >= 0 && (flags & O_NONBLOCK) != 0);
