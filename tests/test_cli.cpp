@@ -630,9 +630,9 @@ std::string base64_decoded(const nlohmann::json& value) {
   int count = 0;
   for (const char c : text) {
     if (c == '=') break;
-    const std::size_t value = alphabet.find(c);
-    REQUIRE(value != std::string::npos);
-    bits = (bits << 6) | static_cast<std::uint32_t>(value);
+    const std::size_t digit = alphabet.find(c);
+    REQUIRE(digit != std::string::npos);
+    bits = (bits << 6) | static_cast<std::uint32_t>(digit);
     count += 6;
     if (count >= 8) {
       count -= 8;

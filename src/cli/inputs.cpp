@@ -14,7 +14,7 @@
 namespace npyguard_cli {
 namespace {
 
-constexpr std::size_t recorded_prefix = 64 * 1024;
+constexpr std::size_t recorded_prefix = std::size_t{64} * 1024;
 
 bool has_npy_suffix(const std::string& name) {
   return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;

@@ -24,7 +24,7 @@ class json_writer {
 public:
   // Appends to `out`. With a `sink`, the text is written to it whenever
   // more than `flush_at` bytes are waiting, and by flush().
-  explicit json_writer(std::string& out, std::FILE* sink = nullptr, std::size_t flush_at = 64 * 1024)
+  explicit json_writer(std::string& out, std::FILE* sink = nullptr, std::size_t flush_at = std::size_t{64} * 1024)
       : out_(out), sink_(sink), flush_at_(flush_at) {}
   json_writer(const json_writer&) = delete;
   json_writer& operator=(const json_writer&) = delete;

@@ -311,7 +311,9 @@ int run_canon(const std::string& input, const std::string& output, const npyguar
 
 } // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   // Output goes through one large buffer: thousands of result lines cost a
   // few write(2) calls.
   static char output_buffer[1 << 16];
@@ -432,4 +434,19 @@ int main(int argc, char** argv) {
   }
   settings.opts.timeout_ms = settings.timeout_seconds * 1000u;
   return run_check(settings);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Nothing the command calls should throw past here (the library never
+  // throws; CLI11's parse errors are handled in run()); if something does,
+  // it is a bug, reported as such with the usage-or-I/O status.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "npyguard: internal error: %s\n", e.what());
+    return exit_usage_or_io;
+  }
 }

@@ -340,11 +340,16 @@ private:
       if (count == 0) continue; // numpy stops multiplying at the first zero
       if (too_many == nullptr && count * dim > max_itemsize) too_many = &dim_node; // both factors < 2^31
       const auto product = checked_mul(count, dim);
-      if (!product) return reject(error_code::itemsize_overflow, *too_many, "subarray element count above 2^31-1");
+      if (!product) {
+        return reject(error_code::itemsize_overflow, too_many != nullptr ? *too_many : dim_node,
+                      "subarray element count above 2^31-1");
+      }
       count = *product;
     }
-    if (count > max_itemsize)
-      return reject(error_code::itemsize_overflow, *too_many, "subarray element count above 2^31-1");
+    if (count > max_itemsize) {
+      return reject(error_code::itemsize_overflow, too_many != nullptr ? *too_many : shape_node,
+                    "subarray element count above 2^31-1");
+    }
     const auto total = checked_mul(count, element.itemsize, max_itemsize);
     if (!total) return reject(error_code::itemsize_overflow, shape_node, "subarray itemsize above 2^31-1");
     member.itemsize = *total;

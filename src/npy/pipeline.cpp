@@ -21,7 +21,7 @@ constexpr std::size_t file_prefix_size = 4096;
 // Streams grow the header buffer by at most what has already arrived (at
 // least this much), so a short input claiming a huge header costs little.
 constexpr std::size_t first_stream_chunk = 4096;
-constexpr std::size_t drain_chunk = 64 * 1024;
+constexpr std::size_t drain_chunk = std::size_t{64} * 1024;
 
 // Reads until `size` bytes arrived or the input ended; on a read error the
 // source's negative answer (minus an errno value).

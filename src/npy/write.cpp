@@ -27,7 +27,7 @@ namespace {
 
 // Data is copied through one buffer of this size: memory stays constant
 // whatever the array's size.
-constexpr std::size_t copy_chunk = 1024 * 1024;
+constexpr std::size_t copy_chunk = std::size_t{1024} * 1024;
 // write(2) moves at most about 2 GiB per call on Linux.
 constexpr std::size_t max_write = 1u << 30;
 
