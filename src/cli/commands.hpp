@@ -1,0 +1,30 @@
+// The subcommands, one file each: check_command.cpp, inspect_command.cpp,
+// canon_command.cpp. Each returns the command's exit status.
+#ifndef NPYGUARD_CLI_COMMANDS_HPP
+#define NPYGUARD_CLI_COMMANDS_HPP
+
+#include <string>
+#include <vector>
+
+#include "inputs.hpp"
+#include "npyguard/npyguard.hpp"
+
+namespace npyguard_cli {
+
+struct check_settings {
+  npyguard::options opts;
+  bool json = false;
+  bool quiet = false;
+  unsigned jobs = 0; // 0: the number of cores
+  walk_options walk;
+  std::vector<std::string> arguments;
+  std::uint32_t timeout_seconds = 0;
+};
+
+int run_check(const check_settings& settings);
+int run_inspect(const std::string& file, const npyguard::options& opts, bool json);
+int run_canon(const std::string& input, const std::string& output, const npyguard::options& opts);
+
+} // namespace npyguard_cli
+
+#endif

@@ -1,0 +1,25 @@
+// npyguard inspect: everything the header says about one file.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "report.hpp"
+
+namespace npyguard_cli {
+
+int run_inspect(const std::string& file, const npyguard::options& opts, bool json) {
+  const input item{file, file == "-", {}};
+  const checked result = check_input(item, opts, json ? 0 : excerpt_context);
+  if (json) {
+    // Streamed: the dtype tree of a large header is never held as a whole.
+    write_inspect_json(stdout, file, result.verdict);
+  } else if (const npyguard::header* model = result.verdict.value_if()) {
+    write_out(inspect_text(file, *model));
+  } else {
+    write_out(verdict_line(file, result.verdict) + "\n" + excerpt_lines(result));
+  }
+  if (result.verdict.ok()) return exit_valid;
+  return is_io(result.verdict) ? exit_usage_or_io : exit_invalid;
+}
+
+} // namespace npyguard_cli
