@@ -2,11 +2,11 @@
 #ifndef NPYGUARD_DESCR_HPP
 #define NPYGUARD_DESCR_HPP
 
-#include "npyguard/export.hpp"
-
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "npyguard/export.hpp"
 #include "npyguard/model.hpp"
 
 namespace npyguard {
@@ -19,6 +19,10 @@ namespace npyguard {
 // numpy's spelling of a unit: "" (generic), "Y", "M", "W", "D", "h", "m",
 // "s", "ms", "us", "ns", "ps", "fs", "as".
 [[nodiscard]] NPYGUARD_API std::string_view time_unit_name(time_unit unit) noexcept;
+
+// Python's repr of a shape tuple: "()", "(3,)", "(2, 3)". Returns an empty
+// string only if memory runs out.
+[[nodiscard]] NPYGUARD_API std::string shape_repr(const std::vector<std::uint64_t>& shape) noexcept;
 
 // The type string of a non-structured dtype ("<M8[10ms]", "|S5", "|O").
 [[nodiscard]] NPYGUARD_API std::string type_string(const dtype& type) noexcept;

@@ -131,7 +131,6 @@ private:
   // \u00xx, everything else (DEL, non-ASCII) as it is; each step of bytes
   // that is not UTF-8 becomes U+FFFD, as with its error_handler_t::replace.
   void append_string(std::string_view text) {
-    static constexpr char hex[] = "0123456789abcdef";
     out_ += '"';
     std::size_t plain = 0; // start of the bytes not yet copied
     for (std::size_t at = 0; at < text.size();) {
@@ -159,8 +158,8 @@ private:
           case '\t': out_ += "\\t"; break;
           default:
             out_ += "\\u00";
-            out_ += hex[byte >> 4];
-            out_ += hex[byte & 0xF];
+            out_ += hex_digits[byte >> 4];
+            out_ += hex_digits[byte & 0xF];
         }
       }
       at += step.length;

@@ -10,15 +10,7 @@
 namespace npyguard_cli {
 namespace {
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) out += ",";
-  return out + ")";
-}
+std::string shape_text(const std::vector<std::uint64_t>& shape) { return npyguard::shape_repr(shape); }
 
 std::string version_text(const npyguard::header& model) {
   return std::to_string(model.major_version) + "." + std::to_string(model.minor_version);
@@ -176,7 +168,6 @@ char numpy_kind(npyguard::dtype_kind kind) {
 // as the four characters \xNN, so names that differ only there stay
 // different (U+FFFD would merge them).
 std::string json_file_name(std::string_view raw) {
-  static constexpr char hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(raw.size() + 8);
   for (std::size_t at = 0; at < raw.size();) {
@@ -187,8 +178,8 @@ std::string json_file_name(std::string_view raw) {
       for (std::size_t i = at; i < at + step.length; ++i) {
         const auto byte = static_cast<unsigned char>(raw[i]);
         out += "\\x";
-        out += hex[byte >> 4];
-        out += hex[byte & 0xF];
+        out += hex_digits[byte >> 4];
+        out += hex_digits[byte & 0xF];
       }
     }
     at += step.length;

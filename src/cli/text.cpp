@@ -7,8 +7,6 @@
 namespace npyguard_cli {
 namespace {
 
-constexpr char hex_digits[] = "0123456789abcdef";
-
 void append_byte(std::string& out, unsigned char byte) {
   out += "\\x";
   out += hex_digits[byte >> 4];

@@ -10,6 +10,8 @@
 
 namespace npyguard_cli {
 
+inline constexpr char hex_digits[] = "0123456789abcdef";
+
 // One step through a byte string. `valid`: bytes [at, at + length) encode
 // `code_point`. Otherwise the bytes [at, at + length) belong to no
 // character: the byte at `at` cannot start one, or the sequence it starts is

@@ -1,5 +1,7 @@
 #include "core/python_repr.hpp"
 
+#include "core/hex.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -27,10 +29,9 @@ bool is_printable_non_ascii(std::uint32_t code_point) noexcept {
 }
 
 void append_hex_escape(std::string& out, char letter, std::uint32_t value, int digits) {
-  static constexpr char hex[] = "0123456789abcdef";
   out.push_back('\\');
   out.push_back(letter);
-  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out.push_back(hex[(value >> shift) & 0xF]);
+  append_hex(out, value, digits);
 }
 
 } // namespace

@@ -132,6 +132,16 @@ std::string descr_repr(const dtype& type) noexcept {
   }
 }
 
+std::string shape_repr(const std::vector<std::uint64_t>& shape) noexcept {
+  try {
+    std::string out;
+    append_shape(out, shape);
+    return out;
+  } catch (const std::bad_alloc&) {
+    return {};
+  }
+}
+
 std::string type_string(const dtype& type) noexcept {
   try {
     std::string out;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/hex.hpp"
 #include "core/python_repr.hpp"
 #include "core/utf8.hpp"
 #include "npyguard/descr.hpp"
@@ -72,8 +73,9 @@ std::string shown(const unsigned char* bytes, std::size_t size, std::size_t at) 
   if (at >= size) return "the end of the header";
   const unsigned char byte = bytes[at];
   if (byte >= 0x20 && byte < 0x7F && byte != '\'') return std::string("'") + static_cast<char>(byte) + "'";
-  static constexpr char hex[] = "0123456789abcdef";
-  return std::string("'\\x") + hex[byte >> 4] + hex[byte & 0xF] + "'";
+  std::string out = "'\\x";
+  append_hex(out, byte, 2);
+  return out + "'";
 }
 
 } // namespace
@@ -96,12 +98,11 @@ bool encode_header_bytes(const dtype& type, const std::vector<std::uint64_t>& sh
   const std::string descr = descr_repr(type);
   if (descr.empty()) throw std::bad_alloc(); // descr_repr's only empty answer
   text += descr;
-  text += fortran ? ", 'fortran_order': True, 'shape': (" : ", 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) text += ", ";
-    text += std::to_string(shape[i]);
-  }
-  text += shape.size() == 1 ? ",), }" : "), }";
+  text += fortran ? ", 'fortran_order': True, 'shape': " : ", 'fortran_order': False, 'shape': ";
+  const std::string shape_text = shape_repr(shape);
+  if (shape_text.empty()) throw std::bad_alloc(); // shape_repr's only empty answer
+  text += shape_text;
+  text += ", }";
   if (!shape.empty()) {
     const std::size_t digits = decimal_digits(fortran ? shape.back() : shape.front());
     if (digits < growth_axis_max_digits) text.append(growth_axis_max_digits - digits, ' ');

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "core/hex.hpp"
 #include "npy/encode.hpp"
 #include "npy/entry_points.hpp"
 #include "npyguard/descr.hpp"
@@ -79,9 +80,8 @@ public:
         nonce = (static_cast<std::uint64_t>(::getpid()) << 32) ^ static_cast<std::uint64_t>(attempt) ^
                 reinterpret_cast<std::uintptr_t>(this);
       }
-      static constexpr char hex[] = "0123456789abcdef";
       std::string name = directory + "/.npyguard-";
-      for (int shift = 60; shift >= 0; shift -= 4) name.push_back(hex[(nonce >> shift) & 0xF]);
+      append_hex(name, nonce, 16);
       name += ".tmp";
       // 0666 and the umask, as any new file: the output is an ordinary file.
       fd_ = ::open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
