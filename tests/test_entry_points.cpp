@@ -435,3 +435,25 @@ TEST_CASE("validate_source: a random-access source gives the buffer's verdict an
   memory_range failing_first(big_header, 0);
   require_error(npyguard::validate_source(failing_first), error_code::io_error, std::nullopt);
 }
+
+namespace {
+
+// A source that claims more bytes than it was asked for.
+class boastful_source final : public npyguard::byte_source, public npyguard::random_access_source {
+public:
+  std::ptrdiff_t read(void* /*buffer*/, std::size_t size) noexcept override {
+    return static_cast<std::ptrdiff_t>(size + 1);
+  }
+  [[nodiscard]] std::uint64_t size() const noexcept override { return 1000; }
+  std::ptrdiff_t read_at(std::uint64_t /*offset*/, void* /*buffer*/, std::size_t size) noexcept override {
+    return static_cast<std::ptrdiff_t>(size + 1);
+  }
+};
+
+} // namespace
+
+TEST_CASE("a source that answers more bytes than asked is a read error, never a length", "[entry][source]") {
+  boastful_source boastful;
+  require_error(npyguard::validate_stream(boastful), error_code::io_error, std::nullopt);
+  require_error(npyguard::validate_source(boastful), error_code::io_error, std::nullopt);
+}

@@ -1,6 +1,7 @@
 #include "npy/pipeline.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -23,12 +24,18 @@ constexpr std::size_t file_prefix_size = 4096;
 constexpr std::size_t first_stream_chunk = 4096;
 constexpr std::size_t drain_chunk = std::size_t{64} * 1024;
 
+// A source's answer to a request for `asked` bytes: a count above it is a
+// broken source (-EIO), never trusted as a length.
+std::ptrdiff_t checked_count(std::ptrdiff_t answer, std::size_t asked) {
+  return answer > 0 && static_cast<std::size_t>(answer) > asked ? -EIO : answer;
+}
+
 // Reads until `size` bytes arrived or the input ended; on a read error the
 // source's negative answer (minus an errno value).
 std::ptrdiff_t read_full(byte_source& source, unsigned char* buffer, std::size_t size) {
   std::size_t got = 0;
   while (got < size) {
-    const std::ptrdiff_t n = source.read(buffer + got, size - got);
+    const std::ptrdiff_t n = checked_count(source.read(buffer + got, size - got), size - got);
     if (n < 0) return n;
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
@@ -71,8 +78,8 @@ result validate_contiguous(const unsigned char* data, std::size_t size, const op
 result validate_random_access(random_access_source& input, const options& opts) {
   const std::uint64_t file_size = input.size();
   unsigned char prefix[file_prefix_size];
-  const std::ptrdiff_t got =
-      input.read_at(0, prefix, static_cast<std::size_t>(std::min<std::uint64_t>(file_size, sizeof prefix)));
+  const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(file_size, sizeof prefix));
+  const std::ptrdiff_t got = checked_count(input.read_at(0, prefix, wanted), wanted);
   if (got < 0) return read_error_from(got);
   const auto available = static_cast<std::size_t>(got);
   preamble framing;
@@ -86,7 +93,8 @@ result validate_random_access(random_access_source& input, const options& opts) 
   std::vector<unsigned char> text(framing.header_length);
   const std::size_t already = available - static_cast<std::size_t>(framing.header_offset);
   std::memcpy(text.data(), prefix + framing.header_offset, already);
-  const std::ptrdiff_t rest = input.read_at(available, text.data() + already, text.size() - already);
+  const std::ptrdiff_t rest =
+      checked_count(input.read_at(available, text.data() + already, text.size() - already), text.size() - already);
   if (rest < 0) return read_error_from(rest);
   if (static_cast<std::size_t>(rest) != text.size() - already) { // the file shrank under us
     return check_header_fits(framing, available + static_cast<std::uint64_t>(rest)).value();
@@ -136,8 +144,8 @@ result validate_sequential(byte_source& source, const options& opts) {
   if (total < enough) {
     const auto drain = std::make_unique<unsigned char[]>(drain_chunk);
     while (total < enough) {
-      const std::ptrdiff_t n =
-          source.read(drain.get(), static_cast<std::size_t>(std::min<std::uint64_t>(drain_chunk, enough - total)));
+      const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(drain_chunk, enough - total));
+      const std::ptrdiff_t n = checked_count(source.read(drain.get(), wanted), wanted);
       if (n < 0) return read_error_from(n);
       if (n == 0) {
         ended = true;
