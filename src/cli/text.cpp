@@ -32,8 +32,8 @@ bool is_word_byte(char c) {
 
 // The library's names for what the command's flags set: ONE table, used
 // for every message the command prints. Longer names come before the ends
-// of them. The library's messages say, as of src/check.cpp,
-// src/framing.cpp, src/parse.cpp and src/validate.cpp: "(set
+// of them. The library's messages say, as of src/npy/ (data_size,
+// framing, parse, model_builder) and src/core/io_error.cpp: "(set
 // allow_trailing_data to accept them)", "(set allow_object to accept it;
 // ...)", "(set timeout_ms to wait longer)", "above limits.max_header_bytes
 // (N)", "nested deeper than limits.max_depth", "above

@@ -383,7 +383,7 @@ struct data_view_access {
   }
 };
 
-// The steps after validation (src/data.hpp), separate so a test can change
+// The steps after validation (npy/data.hpp), separate so a test can change
 // the file between the verdict and the data.
 result attach_validated(int fd, result checked, const struct stat& info, const options& opts, data_access access,
                         array_data& out) noexcept {
