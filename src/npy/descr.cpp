@@ -118,38 +118,35 @@ void append_descr(std::string& out, const dtype& type) {
   }
 }
 
+// The spelling `append` writes, or an empty string when memory runs out:
+// the public spelling functions are noexcept.
+template <typename Append>
+std::string spelled(Append append) noexcept {
+  try {
+    std::string out;
+    append(out);
+    return out;
+  } catch (const std::bad_alloc&) {
+    return {};
+  }
+}
+
 } // namespace
 
 std::string_view time_unit_name(time_unit unit) noexcept { return detail::time_unit_spelling(unit); }
 
 std::string descr_repr(const dtype& type) noexcept {
-  try {
-    std::string out;
-    append_descr(out, type);
-    return out;
-  } catch (const std::bad_alloc&) {
-    return {};
-  }
+  return spelled([&](std::string& out) { append_descr(out, type); });
 }
 
 std::string shape_repr(const std::vector<std::uint64_t>& shape) noexcept {
-  try {
-    std::string out;
-    append_shape(out, shape);
-    return out;
-  } catch (const std::bad_alloc&) {
-    return {};
-  }
+  return spelled([&](std::string& out) { append_shape(out, shape); });
 }
 
 std::string type_string(const dtype& type) noexcept {
-  try {
-    std::string out;
+  return spelled([&](std::string& out) {
     if (type.kind != dtype_kind::structured) append_type_string(out, type);
-    return out;
-  } catch (const std::bad_alloc&) {
-    return {};
-  }
+  });
 }
 
 } // namespace npyguard
