@@ -702,7 +702,7 @@ namespace {
 // change the file before the data steps run.
 struct validated_descriptor {
   int fd = -1;
-  struct stat info {};
+  npyguard::platform::file_status info;
   npyguard::result checked = npyguard::error{};
   validated_descriptor(const std::string& path, const npyguard::options& opts) {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

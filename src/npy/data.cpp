@@ -3,11 +3,6 @@
 #include "npyguard/data.hpp"
 #include "npyguard/validate.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -20,6 +15,8 @@
 #include "npy/data.hpp"
 #include "npy/entry_points.hpp"
 #include "platform/fd.hpp"
+#include "platform/file_status.hpp"
+#include "platform/mapping.hpp"
 
 namespace npyguard {
 namespace detail {
@@ -213,38 +210,40 @@ struct file_identity {
   std::int64_t mtime_nanoseconds = 0;
 };
 
-file_identity identity_of(const struct stat& info) noexcept {
-  return file_identity{static_cast<std::uint64_t>(info.st_size), static_cast<std::uint64_t>(info.st_dev),
-                       static_cast<std::uint64_t>(info.st_ino), static_cast<std::int64_t>(info.st_mtim.tv_sec),
-                       static_cast<std::int64_t>(info.st_mtim.tv_nsec)};
+file_identity identity_of(const platform::file_status& info) noexcept {
+  return file_identity{info.size, info.device, info.inode, info.mtime_seconds, info.mtime_nanoseconds};
 }
 
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
+std::string file_kind(platform::file_type type) {
+  switch (type) {
+    case platform::file_type::directory: return "a directory";
+    case platform::file_type::fifo: return "a FIFO";
+    case platform::file_type::character_device: return "a character device";
+    case platform::file_type::block_device: return "a block device";
+    case platform::file_type::socket: return "a socket";
+    case platform::file_type::regular:
+    case platform::file_type::symbolic_link:
+    case platform::file_type::other: break;
+  }
   return "not a regular file";
 }
 
 // Opens `path` for the data view: one descriptor, a regular file, validated.
-// On success `fd` is open (the caller owns it); on failure it is -1.
-result open_and_validate(const char* path, const options& opts, int& fd, struct stat& info) {
-  fd = platform::open_for_reading(path).release();
-  if (fd < 0) return io_error_from("cannot open", errno);
-  if (::fstat(fd, &info) != 0) {
-    const int saved = errno;
-    ::close(std::exchange(fd, -1));
-    return io_error_from("cannot stat", saved);
+// On success `fd` is open; on failure it is empty.
+result open_and_validate(const char* path, const options& opts, platform::unique_fd& fd, platform::file_status& info) {
+  fd = platform::open_for_reading(path);
+  if (!fd) return io_error_from("cannot open", errno);
+  if (const int failed = platform::stat_fd(fd.get(), info); failed != 0) {
+    fd.reset();
+    return io_error_from("cannot stat", -failed);
   }
-  if (!S_ISREG(info.st_mode)) {
-    ::close(std::exchange(fd, -1));
+  if (!info.is_regular()) {
+    fd.reset();
     return error{error_code::io_error, std::nullopt,
-                 "the data view needs a regular file, and this is " + file_kind(info.st_mode)};
+                 "the data view needs a regular file, and this is " + file_kind(info.type)};
   }
-  result checked = validate_open_file(fd, opts, info);
-  if (!checked.ok()) ::close(std::exchange(fd, -1));
+  result checked = validate_open_file(fd.get(), opts, info);
+  if (!checked.ok()) fd.reset();
   return checked;
 }
 
@@ -271,8 +270,8 @@ std::optional<error> read_data(int fd, const header& model, unsigned char* buffe
 // The file behind `fd` compared with what validation saw.
 std::optional<error> check_unchanged(int fd, const header& model, bool allow_trailing_data,
                                      const file_identity& validated) {
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) return io_error_from("cannot stat", errno);
+  platform::file_status info;
+  if (const int failed = platform::stat_fd(fd, info); failed != 0) return io_error_from("cannot stat", -failed);
   const file_identity now = identity_of(info);
   const std::uint64_t data_end = model.data_offset + model.nbytes; // checked by validation
   if (now.size < data_end) {
@@ -312,8 +311,8 @@ std::optional<error> destination_too_small(std::uint64_t nbytes, std::size_t des
 struct data_view_access {
   // Maps or reads the data of a validated descriptor into `out`. Always takes
   // ownership of `fd` (closed on failure).
-  static result attach(int fd, result checked, const struct stat& info, const options& opts, data_access access,
-                       array_data& out) {
+  static result attach(int fd, result checked, const platform::file_status& info, const options& opts,
+                       data_access access, array_data& out) {
     array_data local;
     local.state_.fd = fd; // from here on the destructor of `local` closes it
     if (!checked.ok()) return checked;
@@ -337,16 +336,14 @@ struct data_view_access {
     if (nbytes == 0) {
       local.state_.data = no_bytes;
     } else if (access == data_access::map) {
-      const long page = ::sysconf(_SC_PAGESIZE);
-      const std::uint64_t page_size = page > 0 ? static_cast<std::uint64_t>(page) : 4096;
-      const std::uint64_t map_offset = model.data_offset - model.data_offset % page_size;
-      const auto delta = static_cast<std::size_t>(model.data_offset - map_offset);
-      const std::size_t length = delta + nbytes;
-      void* mapping = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(map_offset));
-      if (mapping == MAP_FAILED) return io_error_from("cannot map the data", errno);
-      local.state_.mapping = mapping;
-      local.state_.mapping_length = length;
-      local.state_.data = static_cast<const unsigned char*>(mapping) + delta;
+      platform::mapping mapped;
+      if (const int failed = platform::map_readonly(fd, model.data_offset, nbytes, mapped); failed != 0) {
+        return io_error_from("cannot map the data", -failed);
+      }
+      // From here on the destructor of `local` unmaps it.
+      local.state_.data = mapped.data();
+      local.state_.mapping_length = mapped.length();
+      local.state_.mapping = mapped.release();
     } else {
       // operator new[] memory is aligned for every scalar type; it is filled
       // completely or handed to nobody.
@@ -385,13 +382,13 @@ struct data_view_access {
 
 // The steps after validation (npy/data.hpp), separate so a test can change
 // the file between the verdict and the data.
-result attach_validated(int fd, result checked, const struct stat& info, const options& opts, data_access access,
-                        array_data& out) noexcept {
+result attach_validated(int fd, result checked, const platform::file_status& info, const options& opts,
+                        data_access access, array_data& out) noexcept {
   return guarded([&] { return data_view_access::attach(fd, std::move(checked), info, opts, access, out); });
 }
 
 // The steps of read_array after validation; `fd` stays open.
-result read_validated(int fd, result checked, const struct stat& info, const options& opts, void* buffer,
+result read_validated(int fd, result checked, const platform::file_status& info, const options& opts, void* buffer,
                       std::size_t buffer_size, data_order order) noexcept {
   return guarded([&]() -> result {
     if (!checked.ok()) return checked;
@@ -429,8 +426,8 @@ array_data& array_data::operator=(array_data&& other) noexcept {
 }
 
 void array_data::release() noexcept {
-  if (state_.mapping != nullptr) ::munmap(state_.mapping, state_.mapping_length);
-  if (state_.fd >= 0) ::close(state_.fd);
+  platform::unmap(state_.mapping, state_.mapping_length);
+  platform::close_fd(state_.fd);
   model_ = header{};
   buffer_.reset();
   state_ = view_state{};
@@ -438,11 +435,11 @@ void array_data::release() noexcept {
 
 result array_data::open(const char* path, array_data& out, const options& opts, data_access access) noexcept {
   return detail::guarded([&]() -> result {
-    int fd = -1;
-    struct stat info {};
+    platform::unique_fd fd;
+    platform::file_status info;
     result checked = detail::open_and_validate(path, opts, fd, info);
     if (!checked.ok()) return checked;
-    return detail::data_view_access::attach(fd, std::move(checked), info, opts, access, out);
+    return detail::data_view_access::attach(fd.release(), std::move(checked), info, opts, access, out);
   });
 }
 
@@ -498,13 +495,11 @@ std::optional<error> array_data::verify_unchanged() const noexcept {
 result read_array(const char* path, void* buffer, std::size_t buffer_size, const options& opts,
                   data_order order) noexcept {
   return detail::guarded([&]() -> result {
-    int fd = -1;
-    struct stat info {};
+    platform::unique_fd fd;
+    platform::file_status info;
     result checked = detail::open_and_validate(path, opts, fd, info);
     if (!checked.ok()) return checked;
-    result done = detail::read_validated(fd, std::move(checked), info, opts, buffer, buffer_size, order);
-    ::close(fd);
-    return done;
+    return detail::read_validated(fd.get(), std::move(checked), info, opts, buffer, buffer_size, order);
   });
 }
 

@@ -1,8 +1,6 @@
 // The public entry points: each adapts its input (a buffer, a path, a
 // descriptor, a source) to the pipeline (npy/pipeline.hpp), and every
 // exception stops here (core/guard.hpp).
-#include <sys/stat.h>
-
 #include <cerrno>
 
 #include "core/guard.hpp"
@@ -12,16 +10,17 @@
 #include "npy/pipeline.hpp"
 #include "npyguard/validate.hpp"
 #include "platform/fd.hpp"
+#include "platform/file_status.hpp"
 
 namespace npyguard {
 namespace detail {
 
-result validate_open_file(int fd, const options& opts, struct stat& info) noexcept {
+result validate_open_file(int fd, const options& opts, platform::file_status& info) noexcept {
   return guarded([&]() -> result {
-    if (::fstat(fd, &info) != 0) return io_error_from("cannot stat", errno);
-    if (S_ISDIR(info.st_mode)) return io_error_from("cannot read", EISDIR);
-    if (S_ISREG(info.st_mode)) {
-      platform::pread_source input(fd, static_cast<std::uint64_t>(info.st_size));
+    if (const int failed = platform::stat_fd(fd, info); failed != 0) return io_error_from("cannot stat", -failed);
+    if (info.is_directory()) return io_error_from("cannot read", EISDIR);
+    if (info.is_regular()) {
+      platform::pread_source input(fd, info.size);
       return validate_random_access(input, opts);
     }
     fd_byte_source source(fd, opts.timeout_ms);
@@ -67,7 +66,7 @@ result validate_file(const char* path, const options& opts) noexcept {
   // with no limit.
   const platform::unique_fd fd = platform::open_for_reading(path);
   if (!fd) return detail::guarded([] { return result(detail::io_error_from("cannot open", errno)); });
-  struct stat info {};
+  platform::file_status info;
   return detail::validate_open_file(fd.get(), opts, info);
 }
 

@@ -12,8 +12,12 @@
 namespace npyguard {
 namespace platform {
 
+void close_fd(int fd) noexcept {
+  if (fd >= 0) ::close(fd);
+}
+
 void unique_fd::reset(int fd) noexcept {
-  if (fd_ >= 0) ::close(fd_);
+  close_fd(fd_);
   fd_ = fd;
 }
 

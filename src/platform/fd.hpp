@@ -1,5 +1,6 @@
-// The only room with POSIX calls: descriptors, EINTR-safe reads, and the
-// descriptor-backed sources the entry points hand to the pipeline.
+// Descriptors: closing, opening for reading, EINTR-safe reads, and the
+// descriptor-backed sources the entry points hand to the pipeline. (The rest
+// of platform: file_status.hpp, mapping.hpp, atomic_output.hpp.)
 #ifndef NPYGUARD_SRC_PLATFORM_FD_HPP
 #define NPYGUARD_SRC_PLATFORM_FD_HPP
 
@@ -10,6 +11,9 @@
 #include "npyguard/io.hpp"
 
 namespace npyguard::platform {
+
+// close(2) for a descriptor this program owns; nothing for a negative one.
+void close_fd(int fd) noexcept;
 
 // A descriptor closed on destruction; move-only.
 class unique_fd {

@@ -1,0 +1,100 @@
+#include "platform/atomic_output.hpp"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+#include "core/hex.hpp"
+
+namespace npyguard::platform {
+namespace {
+
+// write(2) moves at most about 2 GiB per call on Linux.
+constexpr std::size_t max_write = 1u << 30;
+
+constexpr char temporary_prefix[] = "/.npyguard-";
+constexpr std::size_t nonce_digits = 16;
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+} // namespace
+
+atomic_output::atomic_output(std::string destination)
+    : destination_(std::move(destination)), directory_(directory_of(destination_)) {
+  temporary_ = directory_ + temporary_prefix + std::string(nonce_digits, '0') + ".tmp";
+}
+
+atomic_output::~atomic_output() {
+  if (fd_ >= 0) ::close(fd_);
+  if (created_) ::unlink(temporary_.c_str());
+}
+
+std::optional<output_failure> atomic_output::create() noexcept {
+  const std::size_t digits_at = directory_.size() + sizeof temporary_prefix - 1;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::uint64_t nonce = 0;
+    if (::getrandom(&nonce, sizeof nonce, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof nonce)) {
+      nonce = (static_cast<std::uint64_t>(::getpid()) << 32) ^ static_cast<std::uint64_t>(attempt) ^
+              reinterpret_cast<std::uintptr_t>(this);
+    }
+    for (std::size_t digit = 0; digit < nonce_digits; ++digit) {
+      temporary_[digits_at + digit] = detail::hex_digits[(nonce >> ((nonce_digits - 1 - digit) * 4)) & 0xF];
+    }
+    // 0666 and the umask, as any new file: the output is an ordinary file.
+    fd_ = ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd_ >= 0) {
+      created_ = true;
+      flushed_ = false;
+      return std::nullopt;
+    }
+    if (errno != EEXIST) return output_failure{output_step::create, errno};
+  }
+  return output_failure{output_step::create, EEXIST};
+}
+
+std::optional<output_failure> atomic_output::write_all(const void* data, std::size_t size) noexcept {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  while (size > 0) {
+    flushed_ = false;
+    const ssize_t n = ::write(fd_, bytes, std::min(size, max_write));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return output_failure{output_step::write, errno};
+    }
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return std::nullopt;
+}
+
+std::optional<output_failure> atomic_output::flush() noexcept {
+  if (::fsync(fd_) != 0) return output_failure{output_step::flush, errno};
+  flushed_ = true;
+  return std::nullopt;
+}
+
+std::optional<output_failure> atomic_output::commit() noexcept {
+  if (!flushed_) {
+    if (auto failure = flush()) return failure;
+  }
+  if (::close(std::exchange(fd_, -1)) != 0) return output_failure{output_step::close, errno};
+  if (::rename(temporary_.c_str(), destination_.c_str()) != 0) return output_failure{output_step::rename, errno};
+  created_ = false;
+  const int directory = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (directory >= 0) {
+    (void)::fsync(directory);
+    ::close(directory);
+  }
+  return std::nullopt;
+}
+
+} // namespace npyguard::platform
