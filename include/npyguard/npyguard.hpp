@@ -8,16 +8,16 @@
 #ifndef NPYGUARD_NPYGUARD_HPP
 #define NPYGUARD_NPYGUARD_HPP
 
-#include "npyguard/data.hpp"
-#include "npyguard/descr.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/export.hpp"
 #include "npyguard/io.hpp"
-#include "npyguard/model.hpp"
+#include "npyguard/npy/data.hpp"
+#include "npyguard/npy/descr.hpp"
+#include "npyguard/npy/model.hpp"
+#include "npyguard/npy/validate.hpp"
+#include "npyguard/npy/write.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
-#include "npyguard/validate.hpp"
 #include "npyguard/version.hpp"
-#include "npyguard/write.hpp"
 
 #endif

@@ -12,7 +12,7 @@
 #include <variant>
 
 #include "npyguard/error.hpp"
-#include "npyguard/model.hpp"
+#include "npyguard/npy/model.hpp"
 
 namespace npyguard {
 

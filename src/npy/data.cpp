@@ -1,7 +1,7 @@
 // The data view: one open(), validation of that descriptor, then a mapping
 // or a read of exactly the validated data range, checked again with fstat.
-#include "npyguard/data.hpp"
-#include "npyguard/validate.hpp"
+#include "npyguard/npy/data.hpp"
+#include "npyguard/npy/validate.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "npyguard/data.hpp"
+#include "npyguard/npy/data.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
 #include "platform/file_status.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "npyguard/error.hpp"
-#include "npyguard/model.hpp"
+#include "npyguard/npy/model.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
 

@@ -1,5 +1,5 @@
 // numpy's spelling of a dtype: repr(numpy.lib.format.dtype_to_descr(dtype)).
-#include "npyguard/descr.hpp"
+#include "npyguard/npy/descr.hpp"
 
 #include <new>
 

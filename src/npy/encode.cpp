@@ -12,7 +12,7 @@
 #include "core/hex.hpp"
 #include "core/python_repr.hpp"
 #include "core/utf8.hpp"
-#include "npyguard/descr.hpp"
+#include "npyguard/npy/descr.hpp"
 
 namespace npyguard::detail {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "npy/framing.hpp"
 #include "npyguard/error.hpp"
-#include "npyguard/model.hpp"
+#include "npyguard/npy/model.hpp"
 
 namespace npyguard::detail {
 

@@ -8,7 +8,7 @@
 #include "npy/entry_points.hpp"
 #include "npy/framing.hpp"
 #include "npy/pipeline.hpp"
-#include "npyguard/validate.hpp"
+#include "npyguard/npy/validate.hpp"
 #include "platform/fd.hpp"
 #include "platform/file_status.hpp"
 

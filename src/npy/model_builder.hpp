@@ -10,7 +10,7 @@
 #include "npy/ast.hpp"
 #include "npy/framing.hpp"
 #include "npyguard/error.hpp"
-#include "npyguard/model.hpp"
+#include "npyguard/npy/model.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
 

@@ -7,7 +7,7 @@
 #include <iterator>
 #include <string_view>
 
-#include "npyguard/model.hpp"
+#include "npyguard/npy/model.hpp"
 
 namespace npyguard::detail {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "npyguard/error.hpp"
-#include "npyguard/model.hpp"
+#include "npyguard/npy/model.hpp"
 
 namespace npyguard::detail {
 

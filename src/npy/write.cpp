@@ -1,7 +1,7 @@
 // Writing files: encode_header's self-check, and the output discipline of
 // write_array and canonicalize_file (a new file in the target directory,
 // flushed, validated, then renamed into place).
-#include "npyguard/write.hpp"
+#include "npyguard/npy/write.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,8 +12,8 @@
 
 #include "npy/encode.hpp"
 #include "npy/entry_points.hpp"
-#include "npyguard/descr.hpp"
-#include "npyguard/validate.hpp"
+#include "npyguard/npy/descr.hpp"
+#include "npyguard/npy/validate.hpp"
 #include "platform/atomic_output.hpp"
 #include "platform/fd.hpp"
 #include "platform/file_status.hpp"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds and runs a tiny program against npyguard the three ways a user
-# embeds it: find_package on an installed prefix, add_subdirectory from a
-# parent project (whose cache must not get a build type from npyguard), and
-# pkg-config; then a shared build, whose dynamic symbols must be the public
-# API only (no npyguard::detail).
+# Checks that an install holds npyguard/npy/ and the forwarding headers at
+# the old paths, then builds and runs a tiny program against npyguard the
+# three ways a user embeds it: find_package on an installed prefix,
+# add_subdirectory from a parent project (whose cache must not get a build
+# type from npyguard), and pkg-config; then a shared build, whose dynamic
+# symbols must be the public API only (no npyguard::detail).
 #
 #   tests/consumers/run.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -19,6 +20,12 @@ quiet cmake -S "$source_dir" -B "$work/lib" -DCMAKE_BUILD_TYPE=Release -DCMAKE_I
   -DNPYGUARD_BUILD_TOOL=OFF -DNPYGUARD_BUILD_TESTS=OFF -DNPYGUARD_BUILD_BENCHMARKS=OFF -DNPYGUARD_BUILD_FUZZERS=OFF
 quiet cmake --build "$work/lib" -j "$jobs"
 quiet cmake --install "$work/lib"
+
+echo "== the installed headers: npy/ and the forwarding headers at the old paths"
+for header in model validate descr write data; do
+  [ -f "$work/prefix/include/npyguard/npy/$header.hpp" ] || { echo "npyguard/npy/$header.hpp not installed" >&2; exit 1; }
+  printf '#include <npyguard/%s.hpp>\n' "$header"
+done | c++ -std=c++17 -fsyntax-only -I"$work/prefix/include" -x c++ -
 
 echo "== find_package"
 quiet cmake -S "$source_dir/tests/consumers/find_package" -B "$work/find_package" -DCMAKE_PREFIX_PATH="$work/prefix"
@@ -60,4 +67,4 @@ grep -q 'npyguard::validate_buffer' <<< "$symbols"
 c++ -std=c++17 "$source_dir/tests/consumers/main.cpp" -I"$source_dir/include" -L"$work/shared" -lnpyguard \
   -Wl,-rpath,"$work/shared" -o "$work/shared_consumer"
 "$work/shared_consumer"
-echo "consumers: 4 passed, 0 failed"
+echo "consumers: 5 passed, 0 failed"
