@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The house's layering (STYLE.md, issue 12): dependencies point one way.
 
-    core <- npy (<- npz, ra later);  platform: only for npy's entry points,
-    data view and writer;  cli: the public headers only;  public headers:
+    core <- npy <- npz (ra later);  platform: only for the entry points of
+    npy and npz, npy's data view and writer;  cli: the public headers only;  public headers:
     each other only.  POSIX headers: platform, those three npy files, cli.
 
 Reads every #include in src/ and include/ and fails, naming file, line and
@@ -18,7 +18,7 @@ QUOTED = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
 POSIX = re.compile(r'^(unistd|fcntl|poll|dirent|pthread)\.h$|^sys/')
 PLATFORM_USERS = {"src/npy/entry_points.cpp", "src/npy/entry_points.hpp", "src/npy/data.cpp", "src/npy/data.hpp",
-                  "src/npy/write.cpp"}
+                  "src/npy/write.cpp", "src/npz/entry_points.cpp"}
 
 # room -> rooms its quoted includes may name ("npyguard" = public headers)
 ALLOWED = {
@@ -26,6 +26,7 @@ ALLOWED = {
     "src/core": {"npyguard", "core"},
     "src/platform": {"npyguard", "core", "platform"},
     "src/npy": {"npyguard", "core", "npy", "grammar"},
+    "src/npz": {"npyguard", "core", "npy", "npz"},
     "src/cli": {"npyguard", "cli"},
 }
 
@@ -87,9 +88,12 @@ def self_test():
         "src/cli/d.cpp": '#include "npy/data.hpp"\n',            # cli past the public headers
         "include/npyguard/e.hpp": '#include "../../src/core/x.hpp"\n',
         "src/f.cpp": "\n",                                        # outside every room
+        "src/npy/h.cpp": '#include "npz/reader.hpp"\n',         # npy reaching up into npz
+        "src/npz/i.cpp": '#include "platform/fd.hpp"\n',        # platform from the archive pipeline
     }
     fine = {"src/npy/entry_points.cpp": '#include "platform/fd.hpp"\n#include <sys/stat.h>\n',
-            "src/core/g.cpp": '#include "core/utf8.hpp"\n#include "npyguard/error.hpp"\n'}
+            "src/core/g.cpp": '#include "core/utf8.hpp"\n#include "npyguard/error.hpp"\n',
+            "src/npz/central.cpp": '#include "npy/pipeline.hpp"\n#include "npz/names.hpp"\n'}
     with tempfile.TemporaryDirectory() as scratch:
         root = pathlib.Path(scratch)
         for name, text in {**cases, **fine}.items():

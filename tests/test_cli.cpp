@@ -672,8 +672,25 @@ int run_limited(const std::vector<std::string>& arguments, const std::string& ou
 } // namespace
 
 TEST_CASE("json_writer writes what nlohmann::json dumps", "[cli][json]") {
+  // nlohmann's dump, with what json_writer escapes on purpose (C1 and bidi
+  // controls, U+2028 and U+2029: a terminal or a line-oriented reader acts
+  // on them) as \uNNNN.
   const auto dumped = [](const nlohmann::json& value) {
-    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string raw = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string out;
+    for (std::size_t at = 0; at < raw.size();) {
+      const npyguard_cli::utf8_step step = npyguard_cli::next_utf8(raw, at);
+      const char32_t c = step.code_point;
+      if (step.valid && c >= 0x80 && (npyguard_cli::acts_on_terminal(c) || c == 0x2028 || c == 0x2029)) {
+        static constexpr char digits[] = "0123456789abcdef";
+        out += "\\u";
+        for (int shift = 12; shift >= 0; shift -= 4) out += digits[(c >> shift) & 0xF];
+      } else {
+        out.append(raw, at, step.length);
+      }
+      at += step.length;
+    }
+    return out;
   };
   // Strings: every control, quote and backslash, DEL, valid UTF-8 of every
   // length, and bytes that are not UTF-8 (overlong, surrogates, cut off).
@@ -695,6 +712,8 @@ TEST_CASE("json_writer writes what nlohmann::json dumps", "[cli][json]") {
                                            "\xf0\x9f\x98\x80",
                                            "\xc2\x9b",
                                            "\xe2\x80\xae",
+                                           "\xe2\x80\xa8",
+                                           "\xe2\x81\xa6",
                                            "\xff",
                                            "\xfe",
                                            "\x80",

@@ -577,8 +577,19 @@ TEST_CASE("error_code_name covers every code", "[errors]") {
   for (std::uint16_t value = 1; value <= 31; ++value) {
     CHECK(npyguard::error_code_name(static_cast<error_code>(value)) != "unknown");
   }
+  for (std::uint16_t value = 36; value <= 65; ++value) { // .npz (SPEC-npz.md section 13)
+    CHECK(npyguard::error_code_name(static_cast<error_code>(value)) != "unknown");
+  }
   CHECK(npyguard::error_code_name(static_cast<error_code>(0)) == "unknown");
-  CHECK(npyguard::error_code_name(static_cast<error_code>(32)) == "unknown");
+  for (std::uint16_t value = 32; value <= 35; ++value) { // RawArray's, not yet defined
+    CHECK(npyguard::error_code_name(static_cast<error_code>(value)) == "unknown");
+  }
+  CHECK(npyguard::error_code_name(static_cast<error_code>(66)) == "unknown");
+  CHECK(static_cast<int>(error_code::not_zip) == 36);
+  CHECK(npyguard::error_code_name(error_code::not_zip) == "not_zip");
+  CHECK(static_cast<int>(error_code::crc_mismatch) == 65);
+  CHECK(npyguard::error_code_name(error_code::crc_mismatch) == "crc_mismatch");
+  CHECK(static_cast<int>(error_code::entry_order) == 63);
   CHECK(npyguard::error_code_name(error_code::trailing_data) == "trailing_data");
   CHECK(static_cast<int>(error_code::trailing_data) == 29); // values are stable
   CHECK(npyguard::error_code_name(error_code::not_canonical) == "not_canonical");

@@ -45,6 +45,37 @@ enum class error_code : std::uint16_t {
   trailing_data = 29,         // more data bytes than the header implies
   not_canonical = 30,         // canonical profile: header bytes differ from np.save's
   buffer_too_small = 31,      // a caller's buffer is smaller than the array data
+  // 32-35 are RawArray's (SPEC-ra.md). .npz archives (SPEC-npz.md section 13):
+  not_zip = 36,              // no end of central directory record
+  archive_comment = 37,      // a comment in the EOCD or in a central header
+  ambiguous_eocd = 38,       // a second self-consistent EOCD
+  bad_eocd = 39,             // EOCD fields inconsistent (disks, counts, directory position, comment length)
+  bad_zip64_eocd = 40,       // Zip64 locator or record inconsistent
+  too_many_members = 41,     // more entries than limits.max_members
+  entry_count_mismatch = 42, // the central directory does not hold exactly the declared headers
+  bad_central_header = 43,   // central header signature, truncation, disk number
+  bad_extra_field = 44,      // extra field structure; Zip64 field missing, short, unneeded or duplicated
+  encrypted_member = 45,     // encryption flag bits 0/6/13, method 99, AES or strong-encryption field
+  unsupported_method = 46,   // a compression method other than stored or deflate
+  unsupported_feature = 47,  // version needed above 4.5, flag bits outside 1, 2, 3, 11
+  bad_member_type = 48,      // symlink, directory or device attributes
+  bad_member_name = 49,      // encoding, NUL, controls, backslash, absolute, drive, empty/./.. component, empty key
+  not_npy_member = 50,       // a member name not ending in .npy
+  duplicate_name = 51,       // two member names equal after Unicode NFC
+  name_mismatch = 52,        // local name or Unicode Path field differs from the central name
+  entry_out_of_bounds = 53,  // local header offset or minimal extent past the central directory
+  size_mismatch = 54,        // stored sizes differ; inflated bytes differ from the declared size
+  ratio_exceeded = 55,       // declared deflate ratio above limits.max_ratio
+  total_size_exceeded = 56,  // declared uncompressed total above limits.max_total_bytes
+  prepended_data = 57,       // bytes before the first entry
+  gap_between_entries = 58,  // bytes that belong to no entry
+  overlapping_entries = 59,  // an entry starting inside another, or running into the directory
+  bad_local_header = 60,     // local header signature or truncation
+  header_mismatch = 61,      // local flags, method, CRC or sizes differ from the central ones
+  bad_data_descriptor = 62,  // data descriptor missing, unsigned, wrong width or values
+  entry_order = 63,          // central directory not in file order
+  bad_deflate = 64,          // the inflater reports an error
+  crc_mismatch = 65,         // (verification) CRC-32 differs
 };
 
 // The snake_case name of a code ("truncated_data"); "unknown" for values
@@ -57,10 +88,19 @@ struct error {
   // detected; empty for whole-input conditions (an unreadable file).
   std::optional<std::uint64_t> offset;
   std::string message;
+  // Errors tied to an archive member (SPEC-npz.md section 13): the member's
+  // decoded name (UTF-8); empty when the error concerns no member or the
+  // name itself could not be decoded.
+  std::optional<std::string> member{};
+  // For .npy errors inside a member: the offset inside the member's
+  // uncompressed bytes (`offset` is then the archive offset: the byte itself
+  // for stored members, the member's data start for deflated ones).
+  std::optional<std::uint64_t> member_offset{};
 };
 
 inline bool operator==(const error& a, const error& b) noexcept {
-  return a.code == b.code && a.offset == b.offset && a.message == b.message;
+  return a.code == b.code && a.offset == b.offset && a.message == b.message && a.member == b.member &&
+         a.member_offset == b.member_offset;
 }
 inline bool operator!=(const error& a, const error& b) noexcept { return !(a == b); }
 

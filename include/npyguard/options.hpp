@@ -18,6 +18,20 @@ struct limits {
   std::uint32_t max_ndim = 64;
   // nbytes above this is data_too_large.
   std::uint64_t max_data_bytes = std::numeric_limits<std::uint64_t>::max();
+
+  // .npz archives (SPEC-npz.md section 8), decided from declared sizes
+  // before anything is inflated.
+  // Entries declared by the end of central directory record (or Zip64 record).
+  std::uint64_t max_members = 65535;
+  // Sum of the members' declared uncompressed sizes, stored members included.
+  std::uint64_t max_total_bytes = std::uint64_t{1} << 32;
+  // Declared uncompressed / compressed size of each deflate member (DEFLATE
+  // cannot exceed 1032:1, so a member above it lies about its size).
+  std::uint64_t max_ratio = 1032;
+  // An archive read from a stream (a pipe) is held in memory: at most this
+  // many bytes, and never more than max_total_bytes + 64 MiB; past that the
+  // stream is refused (io_error) rather than read on.
+  std::uint64_t max_stream_bytes = (std::uint64_t{1} << 32) + (std::uint64_t{64} << 20);
 };
 
 // Python's own parser refuses more than 200 open brackets, and the dict's
@@ -42,6 +56,10 @@ struct options {
   // (the whole validation of that input); then io_error. 0: no limit.
   // Regular files never wait.
   std::uint32_t timeout_ms = 0;
+  // .npz: after the members' headers, read every member in full with fixed
+  // buffers: inflate to the end, compare exact lengths and the CRC-32
+  // (SPEC-npz.md section 10). Off: a verdict from the first bytes only.
+  bool verify = false;
 
   // The format's own limits only: every limit at its maximum, objects and
   // trailing data allowed, the default profile. Accepts a superset of what
@@ -55,6 +73,10 @@ struct options {
     out.limits.max_depth = hard_max_depth;
     out.limits.max_ndim = std::numeric_limits<std::uint32_t>::max();
     out.limits.max_data_bytes = std::numeric_limits<std::uint64_t>::max();
+    out.limits.max_members = std::numeric_limits<std::uint64_t>::max();
+    out.limits.max_total_bytes = std::numeric_limits<std::uint64_t>::max();
+    out.limits.max_ratio = std::numeric_limits<std::uint64_t>::max();
+    out.limits.max_stream_bytes = std::numeric_limits<std::uint64_t>::max();
     return out;
   }
 };

@@ -70,7 +70,7 @@ int run_check(const check_settings& settings) {
     const std::size_t end = std::min(total, (c + 1) * chunk_size);
     out.reserve(end - c * chunk_size);
     for (std::size_t i = c * chunk_size; i < end; ++i) {
-      out.push_back(check_input(inputs[i], settings.opts, context));
+      out.push_back(check_input(inputs[i], settings.opts, context, settings.format));
     }
     return out;
   };
@@ -80,21 +80,22 @@ int run_check(const check_settings& settings) {
   std::size_t invalid = 0;
   std::size_t unreadable = 0;
   const auto report = [&](std::size_t i, const checked& result) {
-    const npyguard::result& verdict = result.verdict;
-    if (verdict.ok()) {
+    const bool ok = result.ok();
+    if (ok) {
       ++valid;
-    } else if (is_io(verdict)) {
+    } else if (is_io(result.failure())) {
       ++unreadable;
     } else {
       ++invalid;
     }
-    if (verdict.ok() && settings.quiet) return;
+    if (ok && settings.quiet) return;
     progress.erase();
     const std::string& name = inputs[i].name;
+    const bool archive = result.format == file_format::npz;
     if (settings.json) {
-      write_out(verdict_json(name, verdict));
+      write_out(archive ? verdict_json(name, result.archive) : verdict_json(name, result.verdict));
     } else {
-      write_out(verdict_line(name, verdict) + "\n");
+      write_out((archive ? verdict_line(name, result.archive) : verdict_line(name, result.verdict)) + "\n");
       if (!settings.quiet) write_out(excerpt_lines(result));
     }
   };

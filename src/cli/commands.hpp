@@ -19,10 +19,11 @@ struct check_settings {
   walk_options walk;
   std::vector<std::string> arguments;
   std::uint32_t timeout_seconds = 0;
+  file_format format = file_format::detect;
 };
 
 int run_check(const check_settings& settings);
-int run_inspect(const std::string& file, const npyguard::options& opts, bool json);
+int run_inspect(const std::string& file, const npyguard::options& opts, bool json, file_format format);
 int run_canon(const std::string& input, const std::string& output, const npyguard::options& opts);
 
 } // namespace npyguard_cli

@@ -24,10 +24,11 @@ inline const char* const exit_status_text =
 
 inline void write_out(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-inline bool is_io(const npyguard::result& verdict) {
-  return !verdict.ok() && (verdict.failure().code == npyguard::error_code::io_error ||
-                           verdict.failure().code == npyguard::error_code::out_of_memory);
+inline bool is_io(const npyguard::error* failure) {
+  return failure != nullptr &&
+         (failure->code == npyguard::error_code::io_error || failure->code == npyguard::error_code::out_of_memory);
 }
+inline bool is_io(const npyguard::result& verdict) { return is_io(verdict.failure_if()); }
 
 } // namespace npyguard_cli
 

@@ -16,9 +16,13 @@ namespace {
 
 constexpr std::size_t recorded_prefix = std::size_t{64} * 1024;
 
-bool has_npy_suffix(const std::string& name) {
-  return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
+bool has_suffix(const std::string& name, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
 }
+
+// The names a walk takes without --all-files.
+bool has_array_suffix(const std::string& name) { return has_suffix(name, ".npy") || has_suffix(name, ".npz"); }
 
 // What a special file is, for its io_error.
 const char* special_kind(mode_t mode) {
@@ -71,7 +75,7 @@ public:
     std::sort(entries.begin(), entries.end());
     for (const auto& [name, type] : entries) {
       const std::string child = join(path, name);
-      const bool wanted = options_.all_files || has_npy_suffix(name);
+      const bool wanted = options_.all_files || has_array_suffix(name);
       if (type == DT_REG) {
         if (wanted) out_.push_back({child, false, {}});
         continue;
@@ -153,6 +157,133 @@ std::string read_range(const std::string& path, std::uint64_t begin, std::uint64
   return out;
 }
 
+// The format an input is read as: forced, else by its first bytes, else by
+// its name (file_format's comment).
+file_format format_of(file_format forced, const unsigned char* head, std::size_t size, const std::string& name) {
+  if (forced != file_format::detect) return forced;
+  if (size >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return file_format::npy;
+  if (size >= 4 && (std::memcmp(head, "PK\x03\x04", 4) == 0 || std::memcmp(head, "PK\x05\x06", 4) == 0)) {
+    return file_format::npz;
+  }
+  return has_suffix(name, ".npz") ? file_format::npz : file_format::npy;
+}
+
+// A regular file read by offset (pread), as the library's validate_file
+// reads one; its first bytes, read once to find the format, are served
+// again from memory.
+class file_source final : public npyguard::random_access_source {
+public:
+  file_source(int fd, std::uint64_t size) noexcept : fd_(fd), size_(size) {}
+
+  // Reads the first bytes; false (errno set) on a read error.
+  bool read_head() noexcept {
+    std::size_t got = 0;
+    while (got < sizeof head_ && got < size_) {
+      const ssize_t n = ::pread(fd_, head_ + got, sizeof head_ - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    head_size_ = got;
+    return true;
+  }
+  [[nodiscard]] const unsigned char* head() const noexcept { return head_; }
+  [[nodiscard]] std::size_t head_size() const noexcept { return head_size_; }
+
+  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    if (offset + size <= head_size_) {
+      std::memcpy(buffer, head_ + offset, size);
+      return static_cast<std::ptrdiff_t>(size);
+    }
+    std::size_t got = 0;
+    while (got < size) {
+      const std::size_t ask = std::min<std::size_t>(size - got, std::size_t{1} << 30);
+      const ssize_t n = ::pread(fd_, static_cast<char*>(buffer) + got, ask, static_cast<off_t>(offset + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return -errno;
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    return static_cast<std::ptrdiff_t>(got);
+  }
+
+private:
+  int fd_;
+  std::uint64_t size_;
+  unsigned char head_[4096];
+  std::size_t head_size_ = 0;
+};
+
+// A stream whose first bytes were read to find its format: serves them
+// again, then the rest of the stream.
+class replay_source final : public npyguard::byte_source {
+public:
+  explicit replay_source(npyguard::byte_source& rest) noexcept : rest_(rest) {}
+
+  // Reads up to 8 bytes; an end or a read error met on the way is the
+  // answer of the read() after those bytes.
+  void read_head() noexcept {
+    while (head_size_ < sizeof head_) {
+      const std::ptrdiff_t n = rest_.read(head_ + head_size_, sizeof head_ - head_size_);
+      if (n <= 0) {
+        pending_ = n;
+        has_pending_ = true;
+        return;
+      }
+      head_size_ += static_cast<std::size_t>(n);
+    }
+  }
+  [[nodiscard]] const unsigned char* head() const noexcept { return head_; }
+  [[nodiscard]] std::size_t head_size() const noexcept { return head_size_; }
+
+  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
+    if (served_ < head_size_) {
+      const std::size_t n = std::min(size, head_size_ - served_);
+      std::memcpy(buffer, head_ + served_, n);
+      served_ += n;
+      return static_cast<std::ptrdiff_t>(n);
+    }
+    if (has_pending_) {
+      has_pending_ = false;
+      return pending_;
+    }
+    return rest_.read(buffer, size);
+  }
+
+private:
+  npyguard::byte_source& rest_;
+  unsigned char head_[8];
+  std::size_t head_size_ = 0;
+  std::size_t served_ = 0;
+  std::ptrdiff_t pending_ = 0;
+  bool has_pending_ = false;
+};
+
+void validate_stream_input(int fd, const std::string& name, const npyguard::options& opts, file_format forced,
+                           checked& out, std::string& prefix) {
+  recording_source recorded(fd, opts.timeout_ms);
+  replay_source source(recorded);
+  source.read_head();
+  out.format = format_of(forced, source.head(), source.head_size(), name);
+  if (out.format == file_format::npz) {
+    out.archive = npyguard::npz::validate_stream(source, opts);
+  } else {
+    out.verdict = npyguard::validate_stream(source, opts);
+  }
+  prefix = recorded.prefix();
+}
+
+void set_io_error(checked& out, std::string message) {
+  const npyguard::error failure{npyguard::error_code::io_error, std::nullopt, std::move(message)};
+  if (out.format == file_format::npz) {
+    out.archive = failure;
+  } else {
+    out.verdict = failure;
+  }
+}
+
 } // namespace
 
 std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk) {
@@ -175,29 +306,51 @@ std::vector<input> expand(const std::vector<std::string>& arguments, const walk_
   return out;
 }
 
-checked check_input(const input& item, const npyguard::options& opts, std::size_t context) {
+checked check_input(const input& item, const npyguard::options& opts, std::size_t context, file_format forced) {
   checked out;
+  // Until the first bytes say otherwise (an input that cannot be read).
+  out.format = forced != file_format::detect                           ? forced
+               : has_suffix(item.name, ".npz") && !item.standard_input ? file_format::npz
+                                                                       : file_format::npy;
   if (!item.problem.empty()) {
-    out.verdict = npyguard::error{npyguard::error_code::io_error, std::nullopt, item.problem};
+    set_io_error(out, item.problem);
     return out;
   }
   std::string prefix;
   if (item.standard_input) {
-    recording_source source(0, opts.timeout_ms);
-    out.verdict = npyguard::validate_stream(source, opts);
-    prefix = source.prefix();
+    validate_stream_input(0, {}, opts, forced, out, prefix);
   } else {
-    out.verdict = npyguard::validate_file(item.name.c_str(), opts);
-  }
-  const npyguard::error* failure = out.verdict.failure_if();
-  if (failure != nullptr && failure->code == npyguard::error_code::io_error && !item.standard_input) {
-    struct stat info {};
-    if (::stat(item.name.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-      out.verdict = npyguard::error{npyguard::error_code::io_error, std::nullopt,
-                                    "is a directory (use -r to check the files in it)"};
+    // Without blocking: opening a FIFO would otherwise wait for a writer with no limit.
+    const int fd = ::open(item.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+      set_io_error(out, std::string("cannot open: ") + std::strerror(errno));
       return out;
     }
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) {
+      set_io_error(out, std::string("cannot stat: ") + std::strerror(errno));
+    } else if (S_ISDIR(info.st_mode)) {
+      set_io_error(out, "is a directory (use -r to check the files in it)");
+    } else if (S_ISREG(info.st_mode)) {
+      file_source source(fd, static_cast<std::uint64_t>(info.st_size));
+      if (!source.read_head()) {
+        set_io_error(out, std::string("cannot read: ") + std::strerror(errno));
+      } else {
+        out.format = format_of(forced, source.head(), source.head_size(), item.name);
+        if (out.format == file_format::npz) {
+          out.archive = npyguard::npz::validate_source(source, opts);
+        } else {
+          out.verdict = npyguard::validate_source(source, opts);
+        }
+      }
+    } else {
+      validate_stream_input(fd, item.name, opts, forced, out, prefix);
+    }
+    ::close(fd);
   }
+  const npyguard::error* failure = out.failure();
+  // Archive errors point at binary structures or compressed bytes: no excerpt.
+  if (out.format == file_format::npz) return out;
   // Data-size verdicts point into the data, not at a header byte.
   if (failure == nullptr || !failure->offset || context == 0 || failure->code == npyguard::error_code::truncated_data ||
       failure->code == npyguard::error_code::trailing_data) {

@@ -8,8 +8,15 @@
 #include <vector>
 
 #include "npyguard/npyguard.hpp"
+#include "npyguard/npz/validate.hpp"
 
 namespace npyguard_cli {
+
+// The formats the command reads. `detect` goes by the first bytes:
+// "\x93NUMPY" is .npy, "PK\3\4" or "PK\5\6" (an empty archive) .npz; other
+// bytes are .npz when the name ends in ".npz" (an archive with bytes
+// prepended then gets the archive's error), else .npy (bad_magic).
+enum class file_format { detect, npy, npz };
 
 // One file to check: a path, standard input ("-"), or a problem found while
 // expanding the arguments (an unreadable directory, a FIFO met in a walk).
@@ -22,7 +29,7 @@ struct input {
 
 struct walk_options {
   bool recursive = false;
-  bool all_files = false; // with recursive: not only *.npy
+  bool all_files = false; // with recursive: not only *.npy and *.npz
 };
 
 // Arguments in order; directories (with -r) contribute their regular files
@@ -34,9 +41,16 @@ struct walk_options {
 [[nodiscard]] std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk);
 
 // A verdict and, for an error with an offset, the bytes of the file around
-// it (excerpt_start is the file offset of excerpt[0]).
+// it (excerpt_start is the file offset of excerpt[0]). `format` says which
+// verdict holds the answer: `verdict` (.npy) or `archive` (.npz).
 struct checked {
+  file_format format = file_format::npy;
   npyguard::result verdict = npyguard::error{};
+  npyguard::npz::archive_result archive = npyguard::error{};
+  [[nodiscard]] const npyguard::error* failure() const noexcept {
+    return format == file_format::npz ? archive.failure_if() : verdict.failure_if();
+  }
+  [[nodiscard]] bool ok() const noexcept { return failure() == nullptr; }
   std::string excerpt;
   std::uint64_t excerpt_start = 0;
   bool excerpt_continues = false; // the input goes on after the excerpt
@@ -45,7 +59,8 @@ struct checked {
 // Validates one input; for errors keeps up to `context` bytes either side of
 // the offset (standard input: from the first 64 KiB it read); 0: no excerpt,
 // and no second read of the file.
-[[nodiscard]] checked check_input(const input& item, const npyguard::options& opts, std::size_t context);
+[[nodiscard]] checked check_input(const input& item, const npyguard::options& opts, std::size_t context,
+                                  file_format format = file_format::detect);
 
 } // namespace npyguard_cli
 

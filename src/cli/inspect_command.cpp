@@ -7,19 +7,26 @@
 
 namespace npyguard_cli {
 
-int run_inspect(const std::string& file, const npyguard::options& opts, bool json) {
+int run_inspect(const std::string& file, const npyguard::options& opts, bool json, file_format format) {
   const input item{file, file == "-", {}};
-  const checked result = check_input(item, opts, json ? 0 : excerpt_context);
+  const checked result = check_input(item, opts, json ? 0 : excerpt_context, format);
+  const bool archive = result.format == file_format::npz;
   if (json) {
     // Streamed: the dtype tree of a large header is never held as a whole.
-    write_inspect_json(stdout, file, result.verdict);
+    if (archive) {
+      write_inspect_json(stdout, file, result.archive);
+    } else {
+      write_inspect_json(stdout, file, result.verdict);
+    }
+  } else if (archive) {
+    write_out(result.ok() ? inspect_text(file, result.archive.value()) : verdict_line(file, result.archive) + "\n");
   } else if (const npyguard::header* model = result.verdict.value_if()) {
     write_out(inspect_text(file, *model));
   } else {
     write_out(verdict_line(file, result.verdict) + "\n" + excerpt_lines(result));
   }
-  if (result.verdict.ok()) return exit_valid;
-  return is_io(result.verdict) ? exit_usage_or_io : exit_invalid;
+  if (result.ok()) return exit_valid;
+  return is_io(result.failure()) ? exit_usage_or_io : exit_invalid;
 }
 
 } // namespace npyguard_cli

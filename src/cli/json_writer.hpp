@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "text.hpp"
 #include "unicode.hpp"
 
 namespace npyguard_cli {
@@ -140,13 +141,20 @@ private:
         continue;
       }
       const utf8_step step = byte < 0x80 ? utf8_step{1, true, byte} : next_utf8(text, at);
-      if (step.valid && byte >= 0x80) {
+      // Kept as they are, except what a terminal acts on and the line
+      // separators U+2028/U+2029 (and U+0085), which line-oriented readers
+      // split on: those become \uNNNN, so one document stays one line.
+      const bool escape = acts_on_terminal(step.code_point) || step.code_point == 0x2028 || step.code_point == 0x2029;
+      if (step.valid && byte >= 0x80 && !escape) {
         at += step.length;
         continue;
       }
       out_.append(text.data() + plain, at - plain);
       if (!step.valid) {
         out_ += "\xEF\xBF\xBD";
+      } else if (byte >= 0x80) {
+        out_ += "\\u";
+        for (int shift = 12; shift >= 0; shift -= 4) out_ += hex_digits[(step.code_point >> shift) & 0xF];
       } else {
         switch (byte) {
           case '"': out_ += "\\\""; break;

@@ -50,6 +50,7 @@ int run(int argc, char** argv) {
       ->transform(decimal_number(1, 1024))
       ->type_name("N");
   add_policy_options(*check, settings.opts);
+  add_format_options(*check, settings.opts, settings.format);
   add_timeout_option(*check, settings.timeout_seconds);
   check->add_flag("--canonical", settings.opts.canonical,
                   "Also require the exact header bytes numpy's np.save writes (error not_canonical at the first "
@@ -75,7 +76,9 @@ int run(int argc, char** argv) {
                     "offset, itemsize, subarray_shape, dtype}]}");
   npyguard::options inspect_opts;
   std::uint32_t inspect_timeout_seconds = 0;
+  file_format inspect_format = file_format::detect;
   add_policy_options(*inspect, inspect_opts);
+  add_format_options(*inspect, inspect_opts, inspect_format);
   add_timeout_option(*inspect, inspect_timeout_seconds);
   inspect->add_flag("--canonical", inspect_opts.canonical, "Apply the canonical profile too");
   inspect->add_option("FILE", inspect_file, "The file; '-' reads standard input")->required();
@@ -133,7 +136,7 @@ int run(int argc, char** argv) {
   }
   if (inspect->parsed()) {
     inspect_opts.timeout_ms = inspect_timeout_seconds * 1000u;
-    return run_inspect(inspect_file, inspect_opts, inspect_json);
+    return run_inspect(inspect_file, inspect_opts, inspect_json, inspect_format);
   }
   settings.opts.timeout_ms = settings.timeout_seconds * 1000u;
   return run_check(settings);

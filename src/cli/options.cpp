@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <cstdio>
+#include <map>
 
 #include "common.hpp"
 #include "text.hpp"
@@ -69,6 +70,40 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
   command
       .add_option("--max-data-bytes", opts.limits.max_data_bytes,
                   "Largest accepted array size in bytes (default: no limit; suffixes K, M, G)")
+      ->transform(decimal_number(0, UINT64_MAX, true))
+      ->type_name("BYTES");
+}
+
+void add_format_options(CLI::App& command, npyguard::options& opts, file_format& format) {
+  command
+      .add_option("--format", format,
+                  "Read every FILE as this format instead of detecting it: npy, npz (default: by the first bytes, "
+                  "\\x93NUMPY or PK; other bytes are npz when the name ends in .npz, else npy)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, file_format>{{"npy", file_format::npy}, {"npz", file_format::npz}}))
+      ->type_name("FORMAT");
+  command.add_flag("--verify", opts.verify,
+                   ".npz: also read every member in full (inflate to the end, exact lengths, CRC-32); by default "
+                   "only each member's header is read");
+  command.add_option("--max-members", opts.limits.max_members, ".npz: most members an archive may declare")
+      ->default_val(opts.limits.max_members)
+      ->transform(decimal_number(0, UINT64_MAX))
+      ->type_name("N");
+  command
+      .add_option("--max-total-bytes", opts.limits.max_total_bytes,
+                  ".npz: largest sum of the members' declared sizes (default 4G; suffixes K, M, G)")
+      ->transform(decimal_number(0, UINT64_MAX, true))
+      ->type_name("BYTES");
+  command
+      .add_option("--max-ratio", opts.limits.max_ratio,
+                  ".npz: largest declared size per compressed byte of a deflated member (DEFLATE's own bound is 1032)")
+      ->default_val(opts.limits.max_ratio)
+      ->transform(decimal_number(1, UINT64_MAX))
+      ->type_name("N");
+  command
+      .add_option("--max-stream-bytes", opts.limits.max_stream_bytes,
+                  ".npz from standard input or a FIFO: the most bytes held in memory (the directory is at the end), "
+                  "never more than --max-total-bytes + 64M (default 4G + 64M; suffixes K, M, G)")
       ->transform(decimal_number(0, UINT64_MAX, true))
       ->type_name("BYTES");
 }

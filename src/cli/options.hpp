@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "inputs.hpp"
 #include "npyguard/npyguard.hpp"
 
 namespace npyguard_cli {
@@ -18,6 +19,10 @@ namespace npyguard_cli {
 
 // --allow-object, --allow-trailing-data and the --max-* limits.
 void add_policy_options(CLI::App& command, npyguard::options& opts);
+
+// --format, --verify and the archive limits (--max-members, --max-total-bytes,
+// --max-ratio, --max-stream-bytes): for check and inspect.
+void add_format_options(CLI::App& command, npyguard::options& opts, file_format& format);
 
 // options::timeout_ms holds milliseconds in 32 bits.
 inline constexpr std::uint32_t max_timeout_seconds = UINT32_MAX / 1000;

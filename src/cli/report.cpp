@@ -89,6 +89,20 @@ void append_struct(std::string& out, const npyguard::dtype& type, const std::str
   if (type.itemsize > cursor) append_padding(out, indent, cursor, type.itemsize - cursor);
 }
 
+// "FILE:OFFSET: CODE: message" with the member's path and offset inside it
+// when the error has them (SPEC-npz.md section 13).
+std::string error_line(const std::string& file, const npyguard::error& failure) {
+  std::string line = escaped(file, shown_as::name) + ":";
+  if (failure.member && failure.member_offset) {
+    line += escaped(*failure.member, shown_as::name) + ":" + std::to_string(*failure.member_offset) + ":";
+  } else if (failure.offset) {
+    line += std::to_string(*failure.offset) + ":";
+  }
+  line += " " + std::string(npyguard::error_code_name(failure.code)) + ": ";
+  if (failure.member && !failure.member_offset) line += "member " + quoted(*failure.member) + ": ";
+  return line + escaped(command_message(failure.message), shown_as::escaped_text);
+}
+
 } // namespace
 
 std::string verdict_line(const std::string& file, const npyguard::result& verdict) {
@@ -103,14 +117,21 @@ std::string verdict_line(const std::string& file, const npyguard::result& verdic
     if (model->data_is_pickle) return line + ", data is a pickle (not read)";
     return line + ", nbytes " + std::to_string(model->nbytes);
   }
-  const npyguard::error& failure = verdict.failure();
-  std::string line = name + ":";
-  if (failure.offset) line += std::to_string(*failure.offset) + ":";
-  return line + " " + std::string(npyguard::error_code_name(failure.code)) + ": " +
-         escaped(command_message(failure.message), shown_as::escaped_text);
+  return error_line(file, verdict.failure());
+}
+
+std::string verdict_line(const std::string& file, const npyguard::npz::archive_result& verdict) {
+  if (const auto* archive = verdict.value_if()) {
+    std::uint64_t nbytes = 0;
+    for (const auto& member : archive->members) nbytes += member.npy.nbytes;
+    return escaped(file, shown_as::name) + ": ok, npz, " + plural(archive->members.size(), "member") + ", nbytes " +
+           std::to_string(nbytes) + (archive->verified ? ", verified" : "");
+  }
+  return error_line(file, verdict.failure());
 }
 
 std::string excerpt_lines(const checked& result) {
+  if (result.format == file_format::npz) return {};
   const npyguard::error* failure = result.verdict.failure_if();
   if (failure == nullptr || !failure->offset || result.excerpt.empty()) return {};
   const std::uint64_t at = *failure->offset;
@@ -265,16 +286,54 @@ void write_dtype_tree(json_writer& out, const npyguard::dtype& type) {
   out.end_object();
 }
 
+// "file", and "file_bytes" when the name is not UTF-8.
+void write_file_keys(json_writer& out, const std::string& file) {
+  const bool utf8 = is_valid_utf8(file);
+  out.key("file");
+  out.string(utf8 ? std::string_view(file) : std::string_view(json_file_name(file)));
+  if (!utf8) {
+    out.key("file_bytes");
+    out.string(base64(file));
+  }
+}
+
+// A rejection: error {code, message, offset}, file, format, member and
+// member_offset when they apply, valid false.
+void write_rejection(json_writer& out, const std::string& file, const char* format, const npyguard::error& failure) {
+  out.key("error");
+  out.begin_object();
+  out.key("code");
+  out.string(npyguard::error_code_name(failure.code));
+  out.key("message");
+  out.string(command_message(failure.message));
+  out.key("offset");
+  if (failure.offset) {
+    out.number(*failure.offset);
+  } else {
+    out.null();
+  }
+  out.end_object();
+  write_file_keys(out, file);
+  out.key("format");
+  out.string(format);
+  if (failure.member) {
+    out.key("member");
+    out.string(*failure.member);
+  }
+  if (failure.member_offset) {
+    out.key("member_offset");
+    out.number(*failure.member_offset);
+  }
+  out.key("valid");
+  out.boolean(false);
+}
+
 // The object of check --json (dtype_tree false) or inspect --json (true).
 void write_verdict(json_writer& out, const std::string& file, const npyguard::result& verdict, bool dtype_tree) {
-  const bool utf8 = is_valid_utf8(file);
   const auto write_file = [&] {
-    out.key("file");
-    out.string(utf8 ? std::string_view(file) : std::string_view(json_file_name(file)));
-    if (!utf8) {
-      out.key("file_bytes");
-      out.string(base64(file));
-    }
+    write_file_keys(out, file);
+    out.key("format");
+    out.string("npy");
   };
   out.begin_object();
   if (const auto* model = verdict.value_if()) {
@@ -319,23 +378,59 @@ void write_verdict(json_writer& out, const std::string& file, const npyguard::re
     out.key("version");
     out.string(version_text(*model));
   } else {
-    const npyguard::error& failure = verdict.failure();
-    out.key("error");
-    out.begin_object();
-    out.key("code");
-    out.string(npyguard::error_code_name(failure.code));
-    out.key("message");
-    out.string(command_message(failure.message));
-    out.key("offset");
-    if (failure.offset) {
-      out.number(*failure.offset);
-    } else {
-      out.null();
+    write_rejection(out, file, "npy", verdict.failure());
+  }
+  out.end_object();
+  out.end_line();
+}
+
+// An archive: members in central-directory order, each with the keys its
+// .npy model has in check --json (inspect adds the dtype tree).
+void write_archive(json_writer& out, const std::string& file, const npyguard::npz::archive_result& verdict,
+                   bool dtype_tree) {
+  out.begin_object();
+  if (const auto* archive = verdict.value_if()) {
+    write_file_keys(out, file);
+    out.key("format");
+    out.string("npz");
+    out.key("members");
+    out.begin_array();
+    for (const auto& member : archive->members) {
+      const npyguard::header& model = member.npy;
+      out.begin_object();
+      out.key("data_offset");
+      out.number(model.data_offset);
+      out.key("descr");
+      out.string(npyguard::descr_repr(model.descr));
+      if (dtype_tree) {
+        out.key("dtype");
+        write_dtype_tree(out, model.descr);
+      }
+      out.key("fortran_order");
+      out.boolean(model.fortran_order);
+      out.key("itemsize");
+      out.number(model.descr.itemsize);
+      out.key("key");
+      out.string(member.key);
+      out.key("name");
+      out.string(member.name);
+      out.key("nbytes");
+      if (model.data_is_pickle) {
+        out.null();
+      } else {
+        out.number(model.nbytes);
+      }
+      out.key("shape");
+      write_shape(out, model.shape);
+      out.end_object();
     }
-    out.end_object();
-    write_file();
+    out.end_array();
     out.key("valid");
-    out.boolean(false);
+    out.boolean(true);
+    out.key("verified");
+    out.boolean(archive->verified);
+  } else {
+    write_rejection(out, file, "npz", verdict.failure());
   }
   out.end_object();
   out.end_line();
@@ -358,10 +453,41 @@ void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard
   write_verdict(out, file, verdict, true);
 }
 
+std::string verdict_json(const std::string& file, const npyguard::npz::archive_result& verdict) {
+  std::string text;
+  {
+    json_writer out(text);
+    write_archive(out, file, verdict, false);
+  }
+  return text;
+}
+
+void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::npz::archive_result& verdict) {
+  std::string buffer;
+  json_writer out(buffer, sink);
+  write_archive(out, file, verdict, true);
+}
+
 std::string inspect_text(const std::string& file, const npyguard::header& model) {
-  std::string out = escaped(file, shown_as::name) + "\n";
-  const auto row = [&out](const char* label, const std::string& value) {
-    out += "  ";
+  return escaped(file, shown_as::name) + "\n" + model_rows(model, "  ");
+}
+
+std::string inspect_text(const std::string& file, const npyguard::npz::archive& archive) {
+  std::string out = escaped(file, shown_as::name) + "\n  format          npz, " +
+                    plural(archive.members.size(), "member") + (archive.verified ? ", verified" : "") + "\n";
+  for (const auto& member : archive.members) {
+    out += "  member " + quoted(member.name) + " (key " + quoted(member.key) + "), " +
+           (member.method == npyguard::npz::compression::stored ? "stored" : "deflated") + ", " +
+           plural(member.uncompressed_size, "byte") + "\n";
+    out += model_rows(member.npy, "    ");
+  }
+  return out;
+}
+
+std::string model_rows(const npyguard::header& model, const std::string& indent) {
+  std::string out;
+  const auto row = [&out, &indent](const char* label, const std::string& value) {
+    out += indent;
     out += label;
     out.append(16 - std::string(label).size(), ' ');
     out += value + "\n";
@@ -376,8 +502,8 @@ std::string inspect_text(const std::string& file, const npyguard::header& model)
   row("itemsize", plural(model.descr.itemsize, "byte"));
   row("nbytes", model.data_is_pickle ? "unknown: the data is a pickle (not read)" : std::to_string(model.nbytes));
   row("descr", escaped(npyguard::descr_repr(model.descr), shown_as::escaped_text));
-  out += "  dtype           ";
-  append_type(out, model.descr, "  ");
+  out += indent + "dtype           ";
+  append_type(out, model.descr, indent);
   return out;
 }
 

@@ -15,6 +15,9 @@ namespace npyguard_cli {
 // "FILE:OFFSET: CODE: message", escaped for a terminal (text.hpp), the
 // message naming the command's flags.
 [[nodiscard]] std::string verdict_line(const std::string& file, const npyguard::result& verdict);
+// An archive: "FILE: ok, npz, N members, nbytes N" or the error, with
+// "FILE:MEMBER:OFFSET:" for .npy errors inside a member.
+[[nodiscard]] std::string verdict_line(const std::string& file, const npyguard::npz::archive_result& verdict);
 
 // For an error with an offset: the line of the file around the offset (the
 // header is one line) with every byte that is not printable ASCII escaped,
@@ -25,14 +28,24 @@ namespace npyguard_cli {
 // check --json: one line with file, valid, and the model's summary (with
 // numpy's dtype.str as "dtype" and dtype.kind as "kind") or the error.
 [[nodiscard]] std::string verdict_json(const std::string& file, const npyguard::result& verdict);
+// An archive: file, format "npz", valid, verified, members [{name, key,
+// shape, fortran_order, descr, itemsize, data_offset, nbytes}]; or error
+// {code, offset, message} with member and member_offset when they apply.
+[[nodiscard]] std::string verdict_json(const std::string& file, const npyguard::npz::archive_result& verdict);
 
 // inspect --json: the same object, except that "dtype" is the dtype tree
 // (inspect's contract from before dtype.str was added), written to `sink`
 // through a bounded buffer.
 void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::result& verdict);
+// An archive, each member with its dtype tree.
+void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::npz::archive_result& verdict);
 
 // inspect's text: the model as a list of properties and an indented dtype tree.
 [[nodiscard]] std::string inspect_text(const std::string& file, const npyguard::header& model);
+// An archive: each member's name, key and method, then its model.
+[[nodiscard]] std::string inspect_text(const std::string& file, const npyguard::npz::archive& archive);
+// The model's properties, one per line, each line starting with `indent`.
+[[nodiscard]] std::string model_rows(const npyguard::header& model, const std::string& indent);
 
 } // namespace npyguard_cli
 

@@ -18,14 +18,6 @@ void append_code_point(std::string& out, char32_t code_point) {
   for (int shift = 12; shift >= 0; shift -= 4) out += hex_digits[(code_point >> shift) & 0xF];
 }
 
-// Code points a terminal acts on although they are valid UTF-8: the C1
-// controls (U+009B is CSI, as ESC [ is) and the bidirectional controls,
-// which reorder what follows them on the line ("Trojan Source").
-bool acts_on_terminal(char32_t c) {
-  return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
-         (c >= 0x2066 && c <= 0x2069);
-}
-
 bool is_word_byte(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }

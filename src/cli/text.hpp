@@ -25,6 +25,14 @@ enum class shown_as {
   bytes,
 };
 
+// Code points a terminal acts on although they are valid UTF-8: the C1
+// controls (U+009B is CSI, as ESC [ is) and the bidirectional controls,
+// which reorder what follows them on the line ("Trojan Source").
+[[nodiscard]] inline bool acts_on_terminal(char32_t c) noexcept {
+  return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
+         (c >= 0x2066 && c <= 0x2069);
+}
+
 // Nothing the terminal acts on (cursor movement, colours, CSI, a reversed
 // line) survives.
 [[nodiscard]] std::string escaped(std::string_view text, shown_as how);

@@ -691,7 +691,10 @@ def doc_rows(markdown_text):
             in_table = True
         elif in_table and not set(first) <= set("-: "):
             rows.append((first.strip("`"), line))
-    return rows
+    # The .npz rows (IDs npz-*) concern archives, which this header-level
+    # harness does not generate: tests/npz/ holds their archives and numpy's
+    # verdicts.
+    return [(i, line) for i, line in rows if not i.startswith("npz-")]
 
 
 def doc_problems(markdown_text, where="docs/deviations.md"):

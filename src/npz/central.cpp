@@ -1,0 +1,270 @@
+#include "npz/central.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "core/checked_math.hpp"
+#include "core/hex.hpp"
+#include "core/keyed_hash.hpp"
+#include "npz/extra.hpp"
+#include "npz/failure.hpp"
+#include "npz/names.hpp"
+#include "npz/records.hpp"
+
+namespace npyguard::npz::detail {
+
+namespace {
+
+using std::to_string;
+
+// The NFC names seen so far: an open-addressing table under the keyed hash,
+// so names chosen to collide cannot make the check quadratic.
+class name_set {
+public:
+  // The index of an earlier equal name, or -1 after adding this one.
+  std::ptrdiff_t insert(std::string normal) {
+    if ((names_.size() + 1) * 2 > slots_.size()) grow();
+    const std::uint64_t hash = npyguard::detail::keyed_hash(normal);
+    for (std::size_t slot = hash & (slots_.size() - 1);; slot = (slot + 1) & (slots_.size() - 1)) {
+      const std::uint32_t held = slots_[slot];
+      if (held == 0) {
+        names_.push_back(std::move(normal));
+        hashes_.push_back(hash);
+        slots_[slot] = static_cast<std::uint32_t>(names_.size());
+        return -1;
+      }
+      if (hashes_[held - 1] == hash && names_[held - 1] == normal) return static_cast<std::ptrdiff_t>(held - 1);
+    }
+  }
+
+private:
+  void grow() {
+    std::vector<std::uint32_t> slots(slots_.empty() ? 16 : slots_.size() * 2, 0);
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      std::size_t slot = hashes_[i] & (slots.size() - 1);
+      while (slots[slot] != 0) slot = (slot + 1) & (slots.size() - 1);
+      slots[slot] = static_cast<std::uint32_t>(i + 1);
+    }
+    slots_ = std::move(slots);
+  }
+
+  std::vector<std::string> names_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::uint32_t> slots_;
+};
+
+// The Zip64 extra field of a central header holds exactly the saturated
+// values, 8 bytes each, in APPNOTE 4.5.3's order.
+std::optional<error> apply_zip64(const extra_fields& extra, std::uint64_t extra_at, entry& e) {
+  located* wide[] = {&e.uncompressed, &e.compressed, &e.local_offset};
+  std::size_t needed = 0;
+  for (located* field : wide) needed += field->value == saturated32 ? 1 : 0;
+  if (!extra.zip64) {
+    if (needed == 0) return std::nullopt;
+    return fail(error_code::bad_extra_field, extra_at,
+                "a size or offset is 0xFFFFFFFF but the central header has no Zip64 extra field");
+  }
+  const extra_record& record = *extra.zip64;
+  if (needed == 0) {
+    return fail(error_code::bad_extra_field, record.at,
+                "a Zip64 extra field in a central header whose sizes and offset fit in 32 bits");
+  }
+  if (record.length != needed * 8) {
+    return fail(error_code::bad_extra_field, record.at,
+                "the Zip64 extra field holds " + to_string(record.length) + " bytes, not the " +
+                    to_string(needed * 8) + " of its saturated fields");
+  }
+  std::size_t k = 0;
+  for (located* field : wide) {
+    if (field->value != saturated32) continue;
+    field->value = load64(record.data + 8 * k);
+    field->at = record.at + 4 + 8 * k;
+    ++k;
+  }
+  return std::nullopt;
+}
+
+std::optional<error> check_flags_and_method(const unsigned char* h, std::uint64_t pos) {
+  const std::uint16_t flags = load16(h + central::flags);
+  const std::uint16_t method = load16(h + central::method);
+  if ((flags & (flag::encrypted | flag::strong_encryption | flag::masked_headers)) != 0) {
+    return fail(error_code::encrypted_member, pos + central::flags, "the member is encrypted (flag bits 0, 6 or 13)");
+  }
+  if (method == method_aes) return fail(error_code::encrypted_member, pos + central::method, "the member is AES-encrypted (method 99)");
+  if (method != method_stored && method != method_deflate) {
+    return fail(error_code::unsupported_method, pos + central::method,
+                "compression method " + to_string(method) + " (only 0, stored, and 8, deflate, are accepted)");
+  }
+  const unsigned version = load16(h + central::version_needed) & 0xFFu;
+  if (version > max_version_needed) {
+    return fail(error_code::unsupported_feature, pos + central::version_needed,
+                "version needed to extract " + to_string(version / 10) + "." + to_string(version % 10) +
+                    " is above 4.5");
+  }
+  const std::uint16_t known = flag::deflate_options | flag::descriptor | flag::utf8;
+  if ((flags & ~known) != 0 || (method == method_stored && (flags & flag::deflate_options) != 0)) {
+    std::string message = "general purpose flags 0x";
+    npyguard::detail::append_hex(message, flags, 4);
+    return fail(error_code::unsupported_feature, pos + central::flags,
+                message + (method == method_stored && (flags & flag::deflate_options) != 0
+                               ? " set deflate options (bits 1-2) on a stored member"
+                               : " hold a bit outside 1, 2, 3 and 11"));
+  }
+  return std::nullopt;
+}
+
+// File type from the upper 16 bits (Unix mode) and MS-DOS attributes.
+std::optional<error> check_type(const unsigned char* h, std::uint64_t pos) {
+  const std::uint32_t attributes = load32(h + central::external_attributes);
+  const std::uint32_t type = (attributes >> 16) & 0xF000u;
+  constexpr std::uint32_t regular = 0x8000u;
+  constexpr std::uint32_t dos_directory_or_volume = 0x18u;
+  if ((type != 0 && type != regular) || (attributes & dos_directory_or_volume) != 0) {
+    return fail(error_code::bad_member_type, pos + central::external_attributes,
+                "the member's attributes make it a directory, symbolic link or device, not a regular file");
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<error> read_central_directory(archive_reader& reader, const directory_location& where,
+                                            const options& opts, std::vector<entry>& entries) {
+  entries.clear();
+  entries.reserve(static_cast<std::size_t>(std::min(where.entries, where.cd_size / central::size)));
+  name_set names;
+  std::uint64_t total = 0;
+  std::uint64_t pos = where.cd_offset;
+  for (std::uint64_t index = 0; index < where.entries; ++index) {
+    // Structure.
+    if (pos == where.cd_end) {
+      return fail(error_code::entry_count_mismatch, pos,
+                  "the central directory ends after " + to_string(index) + " of the " + to_string(where.entries) +
+                      " declared headers");
+    }
+    const std::uint64_t left = where.cd_end - pos;
+    const unsigned char* h = nullptr;
+    if (left < central::size) {
+      return fail(error_code::bad_central_header, pos, "a central directory header is cut short by the directory's end");
+    }
+    if (auto failure = reader.view(pos, central::size, h, static_cast<std::size_t>(std::min<std::uint64_t>(left, 1 << 18)))) {
+      return failure;
+    }
+    if (load32(h) != central_signature) {
+      return fail(error_code::bad_central_header, pos, "no central directory header signature (PK\\1\\2)");
+    }
+    const std::uint16_t name_length = load16(h + central::name_length);
+    const std::uint16_t extra_length = load16(h + central::extra_length);
+    const std::uint16_t comment_length = load16(h + central::comment_length);
+    const std::uint64_t header_size = central::size + name_length + extra_length + comment_length;
+    if (header_size > left) {
+      return fail(error_code::bad_central_header, pos,
+                  "a central directory header's name, extra field and comment run past the directory's end");
+    }
+    if (auto failure = reader.view(pos, static_cast<std::size_t>(header_size), h,
+                                   static_cast<std::size_t>(std::min<std::uint64_t>(left, 1 << 18)))) {
+      return failure;
+    }
+    if (load16(h + central::disk_start) != 0) {
+      return fail(error_code::bad_central_header, pos + central::disk_start, "the member starts on a disk other than 0");
+    }
+    entry e;
+    e.central_offset = pos;
+    e.flags = load16(h + central::flags);
+    e.method = load16(h + central::method);
+    e.crc = load32(h + central::crc);
+    e.compressed = {load32(h + central::compressed), pos + central::compressed};
+    e.uncompressed = {load32(h + central::uncompressed), pos + central::uncompressed};
+    e.local_offset = {load32(h + central::local_offset), pos + central::local_offset};
+    e.name_at = pos + central::size;
+    const unsigned char* raw_name = h + central::size;
+    e.raw_name.assign(reinterpret_cast<const char*>(raw_name), name_length);
+    const bool utf8 = (e.flags & flag::utf8) != 0;
+    const bool decoded = decode_name(raw_name, name_length, utf8, e.name);
+    const std::optional<std::string> member = decoded ? std::optional<std::string>(e.name) : std::nullopt;
+    const auto tied = [&member](error failure) {
+      failure.member = member;
+      return failure;
+    };
+    if (comment_length != 0) {
+      return tied(fail(error_code::archive_comment, pos + central::size + name_length + extra_length,
+                       "the member has a comment (" + to_string(comment_length) + " bytes)"));
+    }
+    // Extra field and Zip64 values.
+    extra_fields extra;
+    const std::uint64_t extra_at = e.name_at + name_length;
+    if (auto failure = scan_extra(raw_name + name_length, extra_length, extra_at, extra)) return tied(*failure);
+    if (extra.unicode_path && extra.unicode_path->length < 5) {
+      return tied(fail(error_code::bad_extra_field, extra.unicode_path->at, "the Unicode Path extra field is too short"));
+    }
+    if (extra.encryption) { // a row of section 5's table, so part of the extra field's step
+      return tied(fail(error_code::encrypted_member, extra.encryption->at, "the member has an encryption extra field"));
+    }
+    if (auto failure = apply_zip64(extra, extra_at, e)) return tied(*failure);
+    // Encryption, method, feature, type.
+    if (auto failure = check_flags_and_method(h, pos)) return tied(*failure);
+    if (auto failure = check_type(h, pos)) return tied(*failure);
+    // Name, Unicode Path, duplicates.
+    if (!decoded) {
+      return fail(error_code::bad_member_name, e.name_at, "member name is not strict UTF-8 although flag bit 11 says so");
+    }
+    if (auto failure = check_name(raw_name, name_length, utf8, e.name, e.name_at, e.key)) return tied(*failure);
+    if (extra.unicode_path && !unicode_path_agrees(*extra.unicode_path, e.raw_name, e.name)) {
+      return fail(error_code::name_mismatch, extra.unicode_path->at,
+                  "the Unicode Path extra field names the member differently from its header", e.name);
+    }
+    if (const std::ptrdiff_t earlier = names.insert(nfc(e.name)); earlier >= 0) {
+      return fail(error_code::duplicate_name, pos,
+                  "the member name repeats member " + to_string(earlier) + "'s (\"" +
+                      entries[static_cast<std::size_t>(earlier)].name + "\") after Unicode NFC normalisation",
+                  e.name);
+    }
+    // Bounds, sizes, ratio, total.
+    const auto extent = npyguard::detail::checked_add(local::size + name_length, e.compressed.value,
+                                                      std::numeric_limits<std::uint64_t>::max());
+    if (!extent || e.local_offset.value > where.cd_offset || *extent > where.cd_offset - e.local_offset.value) {
+      return fail(error_code::entry_out_of_bounds, e.local_offset.at,
+                  "the member's local entry (offset " + to_string(e.local_offset.value) + ", at least " +
+                      (extent ? to_string(*extent) : std::string("2^64")) +
+                      " bytes) does not end before the central directory (offset " + to_string(where.cd_offset) + ")",
+                  e.name);
+    }
+    if (e.method == method_stored && e.compressed.value != e.uncompressed.value) {
+      return fail(error_code::size_mismatch, e.compressed.at,
+                  "a stored member's compressed size (" + to_string(e.compressed.value) +
+                      ") differs from its uncompressed size (" + to_string(e.uncompressed.value) + ")",
+                  e.name);
+    }
+    if (e.method == method_deflate) {
+      const auto bound = npyguard::detail::checked_mul(opts.limits.max_ratio, e.compressed.value,
+                                                       std::numeric_limits<std::uint64_t>::max());
+      if (bound && e.uncompressed.value > *bound) {
+        return fail(error_code::ratio_exceeded, e.uncompressed.at,
+                    "the member declares " + to_string(e.uncompressed.value) + " bytes from " +
+                        to_string(e.compressed.value) + " compressed, above the ratio limit of " +
+                        to_string(opts.limits.max_ratio) + ":1 (--max-ratio)",
+                    e.name);
+      }
+    }
+    const auto sum = npyguard::detail::checked_add(total, e.uncompressed.value, opts.limits.max_total_bytes);
+    if (!sum) {
+      return fail(error_code::total_size_exceeded, e.uncompressed.at,
+                  "the members declare more than " + to_string(opts.limits.max_total_bytes) +
+                      " uncompressed bytes in all (--max-total-bytes)",
+                  e.name);
+    }
+    total = *sum;
+    entries.push_back(std::move(e));
+    pos += header_size;
+  }
+  if (pos != where.cd_end) {
+    return fail(error_code::entry_count_mismatch, pos,
+                to_string(where.cd_end - pos) + " bytes of the central directory follow the " +
+                    to_string(where.entries) + " declared headers");
+  }
+  return std::nullopt;
+}
+
+} // namespace npyguard::npz::detail

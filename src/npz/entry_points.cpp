@@ -1,0 +1,96 @@
+// The .npz entry points: each adapts its input to an archive_reader for the
+// pipeline (npz/archive_pipeline.hpp); every exception stops here.
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "core/checked_math.hpp"
+#include "core/guard.hpp"
+#include "core/io_error.hpp"
+#include "npyguard/npz/validate.hpp"
+#include "npz/archive_pipeline.hpp"
+#include "platform/fd.hpp"
+#include "platform/file_status.hpp"
+
+namespace npyguard::npz {
+
+namespace {
+
+// A stream held in memory, at most the stream limit.
+archive_result validate_spooled(byte_source& source, const options& opts) {
+  constexpr std::uint64_t slack = std::uint64_t{64} << 20;
+  const std::uint64_t limit =
+      std::min(opts.limits.max_stream_bytes,
+               npyguard::detail::checked_add(opts.limits.max_total_bytes, slack, ~std::uint64_t{0})
+                   .value_or(~std::uint64_t{0}));
+  std::vector<unsigned char> bytes;
+  for (;;) {
+    const std::size_t have = bytes.size();
+    const std::uint64_t room = limit - std::min<std::uint64_t>(limit, have);
+    // Ask one byte past the limit so that a longer stream is seen.
+    const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::size_t>(65536, have), room + 1));
+    bytes.resize(have + chunk);
+    const std::ptrdiff_t got = source.read(bytes.data() + have, chunk);
+    if (got < 0) return npyguard::detail::read_error_from(got);
+    if (static_cast<std::size_t>(got) > chunk) return npyguard::detail::read_error_from(-EIO);
+    bytes.resize(have + static_cast<std::size_t>(got));
+    if (got == 0) break;
+    if (bytes.size() > limit) {
+      return error{error_code::io_error, std::nullopt,
+                   "the archive stream holds more than " + std::to_string(limit) +
+                       " bytes, the most read into memory (limits.max_stream_bytes, --max-stream-bytes; "
+                       "a file is read without that limit)",
+                   std::nullopt, std::nullopt};
+    }
+  }
+  detail::archive_reader reader(bytes.data(), bytes.size());
+  return detail::validate_archive(reader, opts);
+}
+
+} // namespace
+
+archive_result validate_buffer(const void* data, std::size_t size, const options& opts) noexcept {
+  return npyguard::detail::guarded([&] {
+    detail::archive_reader reader(static_cast<const unsigned char*>(data), size);
+    return detail::validate_archive(reader, opts);
+  });
+}
+
+archive_result validate_source(random_access_source& source, const options& opts) noexcept {
+  return npyguard::detail::guarded([&] {
+    detail::archive_reader reader(source);
+    return detail::validate_archive(reader, opts);
+  });
+}
+
+archive_result validate_stream(byte_source& source, const options& opts) noexcept {
+  return npyguard::detail::guarded([&] { return validate_spooled(source, opts); });
+}
+
+archive_result validate_fd(int fd, const options& opts) noexcept {
+  return npyguard::detail::guarded([&]() -> archive_result {
+    platform::file_status info;
+    if (const int failed = platform::stat_fd(fd, info); failed != 0) {
+      return npyguard::detail::io_error_from("cannot stat", -failed);
+    }
+    if (info.is_directory()) return npyguard::detail::io_error_from("cannot read", EISDIR);
+    if (info.is_regular()) {
+      platform::pread_source input(fd, info.size);
+      detail::archive_reader reader(input);
+      return detail::validate_archive(reader, opts);
+    }
+    fd_byte_source source(fd, opts.timeout_ms);
+    return validate_spooled(source, opts);
+  });
+}
+
+archive_result validate_file(const char* path, const options& opts) noexcept {
+  const platform::unique_fd fd = platform::open_for_reading(path);
+  if (!fd) {
+    const int failed = errno;
+    return npyguard::detail::guarded([&] { return archive_result(npyguard::detail::io_error_from("cannot open", failed)); });
+  }
+  return validate_fd(fd.get(), opts);
+}
+
+} // namespace npyguard::npz

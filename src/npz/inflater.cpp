@@ -1,0 +1,50 @@
+#include "npz/inflater.hpp"
+
+#include <algorithm>
+#include <new>
+
+namespace npyguard::npz::detail {
+
+namespace {
+constexpr std::size_t max_chunk = 64 * 1024;
+}
+
+inflater::inflater(archive_reader& reader, const entry& member) : reader_(reader), member_(member) {
+  if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK) throw std::bad_alloc();
+}
+
+inflater::~inflater() { inflateEnd(&stream_); }
+
+inflater::status inflater::inflate(unsigned char* out, std::size_t size, std::size_t& written,
+                                   std::optional<error>& failure) {
+  written = 0;
+  if (ended_) return status::ended;
+  while (written < size) {
+    if (stream_.avail_in == 0) {
+      const std::uint64_t left = member_.compressed.value - fed_;
+      if (left == 0) return status::exhausted;
+      const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, left));
+      const unsigned char* in = nullptr;
+      if ((failure = reader_.view(member_.data_start + fed_, chunk, in))) return status::exhausted;
+      stream_.next_in = const_cast<Bytef*>(in); // zlib's API is not const; it only reads
+      stream_.avail_in = static_cast<uInt>(chunk);
+      fed_ += chunk;
+      chunk_ = std::min(chunk_ * 2, max_chunk);
+    }
+    const std::size_t want = std::min<std::size_t>(size - written, max_chunk);
+    stream_.next_out = out + written;
+    stream_.avail_out = static_cast<uInt>(want);
+    const int code = ::inflate(&stream_, Z_NO_FLUSH);
+    written += want - stream_.avail_out;
+    if (code == Z_STREAM_END) {
+      ended_ = true;
+      return written == size ? status::ok : status::ended;
+    }
+    if (code == Z_MEM_ERROR) throw std::bad_alloc();
+    if (code == Z_DATA_ERROR || code == Z_NEED_DICT || code == Z_STREAM_ERROR) return status::corrupt;
+    // Z_OK, or Z_BUF_ERROR (no progress possible): more input comes next.
+  }
+  return status::ok;
+}
+
+} // namespace npyguard::npz::detail

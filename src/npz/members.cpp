@@ -1,0 +1,213 @@
+#include "npz/members.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "npy/framing.hpp"
+#include "npy/pipeline.hpp"
+#include "npz/failure.hpp"
+#include "npz/inflater.hpp"
+#include "npz/records.hpp"
+
+namespace npyguard::npz::detail {
+
+namespace {
+
+using std::to_string;
+
+// A stored member read through the archive: bytes [0, size) of the member
+// are the archive's bytes from data_start. A read error is kept for the
+// caller (the pipeline sees -EIO).
+class stored_source final : public random_access_source {
+public:
+  stored_source(archive_reader& reader, const entry& e) noexcept : reader_(reader), entry_(e) {}
+  [[nodiscard]] std::uint64_t size() const noexcept override { return entry_.uncompressed.value; }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    if (offset >= entry_.uncompressed.value) return 0;
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size, entry_.uncompressed.value - offset));
+    try {
+      failure = reader_.read(entry_.data_start + offset, buffer, n);
+    } catch (const std::bad_alloc&) {
+      failure = error{error_code::out_of_memory, std::nullopt, "out of memory", std::nullopt, std::nullopt};
+    }
+    return failure ? -EIO : static_cast<std::ptrdiff_t>(n);
+  }
+  std::optional<error> failure;
+
+private:
+  archive_reader& reader_;
+  const entry& entry_;
+};
+
+// A deflate member's first bytes, inflated in the stages of SPEC-npz.md
+// section 9; the pipeline reads them as an input of the declared size.
+class deflate_prefix final : public random_access_source {
+public:
+  deflate_prefix(archive_reader& reader, const entry& e) : entry_(e), inflater_(reader, e) {}
+  [[nodiscard]] std::uint64_t size() const noexcept override { return entry_.uncompressed.value; }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    if (offset >= bytes_.size()) return 0;
+    const std::size_t n = std::min(size, bytes_.size() - static_cast<std::size_t>(offset));
+    std::memcpy(buffer, bytes_.data() + offset, n);
+    return static_cast<std::ptrdiff_t>(n);
+  }
+
+  // Inflates until min(target, declared size) bytes are held. The buffer
+  // grows with what the stream actually produced, never by a declared size.
+  std::optional<error> fill(std::uint64_t target) {
+    const auto goal = static_cast<std::size_t>(std::min(target, entry_.uncompressed.value));
+    inflater::status outcome = inflater::status::ok;
+    while (bytes_.size() < goal && outcome == inflater::status::ok) {
+      const std::size_t have = bytes_.size();
+      const std::size_t step = std::min(goal - have, std::max<std::size_t>(4096, have));
+      bytes_.resize(have + step);
+      std::size_t written = 0;
+      std::optional<error> failure;
+      outcome = inflater_.inflate(bytes_.data() + have, step, written, failure);
+      bytes_.resize(have + written);
+      if (failure) return failure;
+    }
+    switch (outcome) {
+    case inflater::status::ok: return std::nullopt;
+    case inflater::status::corrupt:
+      return fail(error_code::bad_deflate, entry_.data_start,
+                  "the member's deflate stream is corrupt within its first " + to_string(bytes_.size() + 1) + " bytes",
+                  entry_.name);
+    case inflater::status::ended:
+    case inflater::status::exhausted: break;
+    }
+    return fail(error_code::size_mismatch, entry_.data_start,
+                "the member's deflate stream ends after " + to_string(bytes_.size()) + " bytes, short of the " +
+                    to_string(entry_.uncompressed.value) + " declared",
+                entry_.name);
+  }
+
+private:
+  const entry& entry_;
+  inflater inflater_;
+  std::vector<unsigned char> bytes_;
+};
+
+// A .npy error inside a member, placed in the archive.
+error inside(error failure, const entry& e) {
+  failure.member_offset = failure.offset;
+  failure.offset = e.method == method_stored && failure.offset ? e.data_start + *failure.offset : e.data_start;
+  failure.member = e.name;
+  return failure;
+}
+
+result validate_stored(archive_reader& reader, const entry& e, const options& opts, std::optional<error>& failure) {
+  if (reader.in_memory()) {
+    const unsigned char* bytes = nullptr;
+    if ((failure = reader.view(e.data_start, 0, bytes))) return *failure;
+    return npyguard::detail::validate_contiguous(bytes, static_cast<std::size_t>(e.uncompressed.value), opts);
+  }
+  stored_source source(reader, e);
+  result checked = npyguard::detail::validate_random_access(source, opts);
+  failure = source.failure;
+  return checked;
+}
+
+result validate_deflated(archive_reader& reader, const entry& e, const options& opts, std::optional<error>& failure) {
+  deflate_prefix prefix(reader, e);
+  if ((failure = prefix.fill(npyguard::detail::max_preamble_size))) return *failure;
+  unsigned char preamble_bytes[npyguard::detail::max_preamble_size];
+  const auto held = static_cast<std::size_t>(prefix.read_at(0, preamble_bytes, sizeof preamble_bytes));
+  npyguard::detail::preamble framing;
+  if (auto bad = npyguard::detail::read_preamble(preamble_bytes, held, opts, framing)) return *bad;
+  if ((failure = prefix.fill(framing.data_offset()))) return *failure;
+  result checked = npyguard::detail::validate_random_access(prefix, opts);
+  if (!checked.ok()) return checked;
+  // One byte past the header: a stream that stops right after it is seen.
+  if ((failure = prefix.fill(checked.value().data_offset + 1))) return *failure;
+  return checked;
+}
+
+} // namespace
+
+std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries, const options& opts,
+                                      std::vector<member>& out) {
+  out.reserve(entries.size());
+  for (const entry& e : entries) {
+    std::optional<error> archive_failure; // the archive's own (reads, inflation)
+    result checked = e.method == method_stored ? validate_stored(reader, e, opts, archive_failure)
+                                               : validate_deflated(reader, e, opts, archive_failure);
+    if (archive_failure) {
+      if (!archive_failure->member) archive_failure->member = e.name;
+      return archive_failure;
+    }
+    if (!checked.ok()) return inside(checked.failure(), e);
+    member m;
+    m.name = e.name;
+    m.key = e.key;
+    m.method = e.method == method_stored ? compression::stored : compression::deflate;
+    m.crc32 = e.crc;
+    m.compressed_size = e.compressed.value;
+    m.uncompressed_size = e.uncompressed.value;
+    m.local_header_offset = e.local_offset.value;
+    m.data_start = e.data_start;
+    m.npy = checked.value();
+    out.push_back(std::move(m));
+  }
+  return std::nullopt;
+}
+
+std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries) {
+  constexpr std::size_t buffer_size = 64 * 1024;
+  std::vector<unsigned char> buffer(buffer_size);
+  for (const entry& e : entries) {
+    uLong crc = ::crc32(0, nullptr, 0);
+    if (e.method == method_stored) {
+      for (std::uint64_t done = 0; done < e.compressed.value;) {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, e.compressed.value - done));
+        const unsigned char* bytes = nullptr;
+        if (auto failure = reader.view(e.data_start + done, n, bytes)) {
+          failure->member = e.name;
+          return failure;
+        }
+        crc = ::crc32(crc, bytes, static_cast<uInt>(n));
+        done += n;
+      }
+    } else {
+      inflater stream(reader, e);
+      std::optional<error> failure;
+      std::size_t written = 0;
+      inflater::status outcome = inflater::status::ok;
+      // Stop at the declared size + 1: a longer stream is seen, never followed.
+      while (outcome == inflater::status::ok && stream.produced() <= e.uncompressed.value && !stream.ended()) {
+        const auto n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, e.uncompressed.value + 1 - stream.produced()));
+        outcome = stream.inflate(buffer.data(), n, written, failure);
+        crc = ::crc32(crc, buffer.data(), static_cast<uInt>(written));
+        if (failure) {
+          failure->member = e.name;
+          return failure;
+        }
+      }
+      if (outcome == inflater::status::corrupt) {
+        return fail(error_code::bad_deflate, e.data_start,
+                    "the member's deflate stream is corrupt after " + to_string(stream.produced()) + " bytes", e.name);
+      }
+      if (stream.produced() != e.uncompressed.value || !stream.ended() || stream.consumed() != e.compressed.value) {
+        const std::string why =
+            stream.produced() > e.uncompressed.value ? "inflates to more than the " + to_string(e.uncompressed.value) + " bytes declared"
+            : !stream.ended() ? "does not reach its final block within its " + to_string(e.compressed.value) + " compressed bytes"
+            : stream.produced() != e.uncompressed.value
+                ? "inflates to " + to_string(stream.produced()) + " bytes, not the " + to_string(e.uncompressed.value) + " declared"
+                : "ends after " + to_string(stream.consumed()) + " of its " + to_string(e.compressed.value) + " compressed bytes";
+        return fail(error_code::size_mismatch, e.data_start, "the member's deflate stream " + why, e.name);
+      }
+    }
+    if (static_cast<std::uint32_t>(crc) != e.crc) {
+      return fail(error_code::crc_mismatch, e.data_start,
+                  "the member's CRC-32 is " + to_string(static_cast<std::uint32_t>(crc)) + ", the directory says " +
+                      to_string(e.crc),
+                  e.name);
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace npyguard::npz::detail

@@ -1,0 +1,27 @@
+// Phases F and G of SPEC-npz.md: each member's .npy bytes through the .npy
+// pipeline (inflated only as far as its header and one more byte), then,
+// with verification, every member read in full. No I/O: reads through an
+// archive_reader.
+#ifndef NPYGUARD_SRC_NPZ_MEMBERS_HPP
+#define NPYGUARD_SRC_NPZ_MEMBERS_HPP
+
+#include <optional>
+#include <vector>
+
+#include "npyguard/npz/archive.hpp"
+#include "npyguard/options.hpp"
+#include "npz/entry.hpp"
+#include "npz/reader.hpp"
+
+namespace npyguard::npz::detail {
+
+// Phase F: appends each member's model to `out`. May throw std::bad_alloc.
+[[nodiscard]] std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries,
+                                                    const options& opts, std::vector<member>& out);
+
+// Phase G. May throw std::bad_alloc.
+[[nodiscard]] std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries);
+
+} // namespace npyguard::npz::detail
+
+#endif
