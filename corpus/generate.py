@@ -31,6 +31,12 @@ fuzz_header_text/: 1 byte format major version (1, 2 or 3), 2 option bytes
     bytes after the length field: the dict, its padding and the final '\\n').
 fuzz_size_math/: 1 byte ndim (0..64), itemsize as a little-endian uint64,
     then ndim dimensions, each a little-endian uint64.
+fuzz_npz/: 4 option bytes (bytes 0-1 as above; byte 2: bit 0 verify, bits
+    1-2 max_members, bits 3-4 max_total_bytes, bits 5-6 max_ratio selectors;
+    byte 3 unused), then the archive.  The archives are those of
+    tests/npz/make_archives.py (every writer of SPEC-npz.md section 11 and
+    every rule of its tables), each with the prefix 00 00 00 00 and, for the
+    valid and verification-only ones, 00 00 01 00 (verify) too.
 
 The .npy seeds are numpy-written files (np.save and write_array in every
 format version), hand-built headers in other writers' spellings (checked
@@ -945,9 +951,29 @@ def main():
             clean(directory)
         distinct, new = write_units(directory, units)
         print("%-17s %4d seeds (%d new)" % (target, distinct, new))
+    npz_directory = HERE / "fuzz_npz"
+    if args.clean and npz_directory.is_dir():
+        clean(npz_directory)
+    distinct, new = write_units(npz_directory, npz_units())
+    print("%-17s %4d seeds (%d new)" % ("fuzz_npz", distinct, new))
     if args.verify:
         return 1 if verify(args.verify, seeds) else 0
     return 0
+
+
+def npz_units():
+    """The archives of tests/npz/make_archives.py with their option prefixes."""
+    units = []
+    with tempfile.TemporaryDirectory() as scratch:
+        subprocess.run([sys.executable, str(HERE.parent / "tests" / "npz" / "make_archives.py"),
+                        "--out", scratch, "--no-numpy"], check=True, stdout=subprocess.DEVNULL)
+        manifest = json.loads((pathlib.Path(scratch) / "manifest.json").read_text(encoding="utf-8"))
+        for entry in manifest:
+            archive = (pathlib.Path(scratch) / entry["file"]).read_bytes()
+            units.append(b"\0\0\0\0" + archive)
+            if entry["valid"]:
+                units.append(b"\0\0\x01\0" + archive)
+    return units
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 # flag or library, e.g. -fsanitize=fuzzer) and writes into $OUT:
 #   fuzz_<surface>                      the fuzzer binaries
 #   fuzz_<surface>_seed_corpus.zip      corpus/<target>/ plus corpus/regressions/
-#   fuzz_<surface>.dict                 fuzz/npy.dict (targets that use it)
+#   fuzz_<surface>.dict                 the fuzz/*.dict its .options names (npy.dict, npz.dict)
 #   fuzz_<surface>.options              libFuzzer flags, naming the .dict
 #
 # Run from anywhere; for example, from the repository root:
@@ -59,9 +59,10 @@ for source in "$SRC_ROOT"/fuzz/fuzz_*.cpp; do
   cp "$BUILD_DIR/fuzz/$target" "$OUT/"
   zip_dir "$OUT/${target}_seed_corpus.zip" "$SRC_ROOT/corpus/$target" "$SRC_ROOT/corpus/regressions"
   options="$SRC_ROOT/fuzz/$target.options"
-  if grep -q '^dict *= *npy.dict' "$options"; then
-    cp "$SRC_ROOT/fuzz/npy.dict" "$OUT/$target.dict"
-    sed "s/^dict *= *npy.dict/dict = $target.dict/" "$options" > "$OUT/$target.options"
+  dict="$(sed -n 's/^dict *= *\([a-z_]*\.dict\)$/\1/p' "$options")"
+  if [ -n "$dict" ]; then
+    cp "$SRC_ROOT/fuzz/$dict" "$OUT/$target.dict"
+    sed "s/^dict *= *$dict/dict = $target.dict/" "$options" > "$OUT/$target.options"
   else
     cp "$options" "$OUT/$target.options"
   fi

@@ -1,0 +1,97 @@
+// Whole .npz archives through the buffer and random-access entry points.
+//
+// Input: four configuration bytes (the first two choose the .npy options and
+// limits as in fuzz_common.hpp; the third the archive's: bit 0 verify, bits
+// 1-2 max_members, bits 3-4 max_total_bytes, bits 5-6 max_ratio; the fourth
+// is reserved), then the archive.
+#include <cstring>
+
+#include "fuzz_common.hpp"
+#include "npyguard/npz/validate.hpp"
+
+namespace {
+
+using namespace npyguard;
+
+// The archive as a random_access_source that answers in pieces no longer
+// than `step` where the input allows, the way a ranged reader may.
+class memory_source final : public random_access_source {
+public:
+  memory_source(const std::uint8_t* data, std::size_t size) noexcept : data_(data), size_(size) {}
+  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    NPYGUARD_FUZZ_CHECK(offset <= size_);
+    const std::size_t n = std::min<std::size_t>(size, size_ - static_cast<std::size_t>(offset));
+    if (n != 0) std::memcpy(buffer, data_ + offset, n);
+    return static_cast<std::ptrdiff_t>(n);
+  }
+
+private:
+  const std::uint8_t* data_;
+  std::size_t size_;
+};
+
+void check_archive(const npz::archive& archive, const options& opts, std::size_t size) {
+  NPYGUARD_FUZZ_CHECK(archive.size == size);
+  NPYGUARD_FUZZ_CHECK(archive.members.size() <= opts.limits.max_members);
+  NPYGUARD_FUZZ_CHECK(archive.central_directory_offset + archive.central_directory_size <= size);
+  std::uint64_t total = 0;
+  for (const npz::member& m : archive.members) {
+    NPYGUARD_FUZZ_CHECK(m.name.size() > 4 && m.name.compare(m.name.size() - 4, 4, ".npy") == 0);
+    NPYGUARD_FUZZ_CHECK(m.key == m.name.substr(0, m.name.size() - 4));
+    NPYGUARD_FUZZ_CHECK(m.local_header_offset < m.data_start);
+    NPYGUARD_FUZZ_CHECK(m.data_start + m.compressed_size <= archive.central_directory_offset);
+    if (m.method == npz::compression::stored) NPYGUARD_FUZZ_CHECK(m.compressed_size == m.uncompressed_size);
+    total += m.uncompressed_size;
+    NPYGUARD_FUZZ_CHECK(total <= opts.limits.max_total_bytes);
+    fuzz::check_model(m.npy, opts);
+    if (!m.npy.data_is_pickle) {
+      const std::uint64_t end = m.npy.data_offset + m.npy.nbytes;
+      NPYGUARD_FUZZ_CHECK(opts.allow_trailing_data ? end <= m.uncompressed_size : end == m.uncompressed_size);
+    }
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::input_reader in(data, size);
+  const std::uint8_t first = in.byte();
+  options opts = fuzz::decode_options(first, in.byte());
+  const std::uint8_t third = in.byte();
+  in.byte();
+  constexpr std::uint64_t members[4] = {65535, 0, 1, 3};
+  constexpr std::uint64_t totals[4] = {std::uint64_t{1} << 32, 0, 100, 4096};
+  constexpr std::uint64_t ratios[4] = {1032, 1, 2, 100};
+  opts.verify = (third & 1) != 0;
+  opts.limits.max_members = members[(third >> 1) & 3];
+  opts.limits.max_total_bytes = totals[(third >> 3) & 3];
+  opts.limits.max_ratio = ratios[(third >> 5) & 3];
+  const auto file = fuzz::exact_copy(in.data(), in.size());
+
+  const npz::archive_result verdict = npz::validate_buffer(file.get(), in.size(), opts);
+  // Both readers of the archive reach the same verdict.
+  memory_source source(file.get(), in.size());
+  const npz::archive_result by_offset = npz::validate_source(source, opts);
+  NPYGUARD_FUZZ_CHECK(verdict == by_offset);
+  if (const npz::archive* archive = verdict.value_if()) {
+    check_archive(*archive, opts, in.size());
+    // Verification only adds checks; the loosest options only remove some.
+    options unverified = opts;
+    unverified.verify = false;
+    const npz::archive_result lighter = npz::validate_buffer(file.get(), in.size(), unverified);
+    NPYGUARD_FUZZ_CHECK(lighter.ok() && lighter.value().members == archive->members);
+    options loosest = options::loosest();
+    loosest.verify = opts.verify;
+    const npz::archive_result loose = npz::validate_buffer(file.get(), in.size(), loosest);
+    NPYGUARD_FUZZ_CHECK(loose.ok() && loose.value().members.size() == archive->members.size());
+  } else {
+    const error& failure = verdict.failure();
+    NPYGUARD_FUZZ_CHECK(failure.code != error_code::io_error);
+    NPYGUARD_FUZZ_CHECK(failure.code == error_code::not_zip || failure.offset.has_value());
+    NPYGUARD_FUZZ_CHECK(!failure.offset || *failure.offset <= in.size());
+    NPYGUARD_FUZZ_CHECK(!failure.member_offset || failure.member.has_value());
+    NPYGUARD_FUZZ_CHECK(!failure.message.empty());
+  }
+  return 0;
+}
