@@ -17,7 +17,7 @@ np.save(here / "structured.npy", records)
 # and never notices; npyguard reports trailing_data.
 archive = io.BytesIO()
 with zipfile.ZipFile(archive, "w") as z:
-    z.writestr("payload.txt", "not an array")
+    z.writestr(zipfile.ZipInfo("payload.txt", date_time=(1980, 1, 1, 0, 0, 0)), "not an array")
 (here / "polyglot.npy").write_bytes((here / "valid.npy").read_bytes() + archive.getvalue())
 # A header numpy 1.24 reads without complaint: a negative dimension, which
 # makes its size arithmetic meaningless. npyguard reports negative_dimension.
@@ -25,4 +25,12 @@ header = "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 4), }"
 header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
 (here / "negative.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
                                     + header.encode("latin-1") + weights.tobytes())
-print("wrote valid.npy, structured.npy, polyglot.npy, negative.npy")
+# An archive as np.savez_compressed writes it (keys with '/', as frameworks
+# name layers), and one numpy loads although its member name climbs out of
+# any directory it is extracted to: npyguard reports bad_member_name.
+np.savez_compressed(here / "weights.npz", **{"dense/kernel": weights, "dense/bias": np.zeros(4, "<f4")})
+member = io.BytesIO()
+np.save(member, np.arange(3, dtype="<i8"))
+with zipfile.ZipFile(here / "traversal.npz", "w") as z:
+    z.writestr(zipfile.ZipInfo("../../etc/cron.d/x.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue())
+print("wrote valid.npy, structured.npy, polyglot.npy, negative.npy, weights.npz, traversal.npz")

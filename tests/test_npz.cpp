@@ -361,7 +361,8 @@ TEST_CASE("phase D: encryption, methods, features, types", "[npz][central]") {
     patch(bytes, at, value, width);
     return check_zip(bytes);
   };
-  for (const std::uint64_t bit : {0u, 6u, 13u}) require_error(with(c + 8, 1u << bit, 2), error_code::encrypted_member, c + 8, "a.npy");
+  for (const std::uint64_t bit : {0u, 6u, 13u})
+    require_error(with(c + 8, 1u << bit, 2), error_code::encrypted_member, c + 8, "a.npy");
   require_error(with(c + 10, 99, 2), error_code::encrypted_member, c + 10, "a.npy");
   for (const std::uint64_t method : {1u, 12u, 14u, 9u, 93u, 65535u}) {
     require_error(with(c + 10, method, 2), error_code::unsupported_method, c + 10, "a.npy");
@@ -369,7 +370,8 @@ TEST_CASE("phase D: encryption, methods, features, types", "[npz][central]") {
   require_error(with(c + 6, 46, 2), error_code::unsupported_feature, c + 6, "a.npy");
   require_error(with(c + 6, 63, 2), error_code::unsupported_feature, c + 6, "a.npy");
   CHECK(with(c + 6, 45, 2).failure_if() == nullptr);
-  for (const std::uint64_t bit : {4u, 5u, 15u}) require_error(with(c + 8, 1u << bit, 2), error_code::unsupported_feature, c + 8, "a.npy");
+  for (const std::uint64_t bit : {4u, 5u, 15u})
+    require_error(with(c + 8, 1u << bit, 2), error_code::unsupported_feature, c + 8, "a.npy");
   require_error(with(c + 8, 2, 2), error_code::unsupported_feature, c + 8, "a.npy"); // deflate option on stored
   require_error(with(c + 38, 0120777u << 16, 4), error_code::bad_member_type, c + 38, "a.npy");
   require_error(with(c + 38, 040755u << 16, 4), error_code::bad_member_type, c + 38, "a.npy");
@@ -381,8 +383,8 @@ TEST_CASE("phase D: encryption, methods, features, types", "[npz][central]") {
   zip_entry aes = stored("a.npy");
   aes.central_extra = std::string("\x01\x99\x07\x00\x02\x00\x41\x45\x03\x08\x00", 11);
   const zip_archive encrypted = build_zip({aes});
-  require_error(check_zip(encrypted.bytes), error_code::encrypted_member, encrypted.entries[0].central + central_name + 5,
-                "a.npy");
+  require_error(check_zip(encrypted.bytes), error_code::encrypted_member,
+                encrypted.entries[0].central + central_name + 5, "a.npy");
 }
 
 TEST_CASE("phase D: member names", "[npz][names]") {
@@ -397,8 +399,8 @@ TEST_CASE("phase D: member names", "[npz][names]") {
     CHECK(r.failure().offset == zip.entries[1].central + central_name);
   };
   for (const char* bad : {"../a.npy", "a/../b.npy", "/a.npy", "a\\b.npy", "C:a.npy", "c:/a.npy", ".npy", "a//b.npy",
-                          "./a.npy", "a/./b.npy", "a\x01.npy", "a\x1f.npy", "a\x7f.npy", "dir/.npy/../x.npy",
-                          "..npy", "...npy", "a/.npy", "a/...npy"}) { // the last four: the key's components
+                          "./a.npy", "a/./b.npy", "a\x01.npy", "a\x1f.npy", "a\x7f.npy", "dir/.npy/../x.npy", "..npy",
+                          "...npy", "a/.npy", "a/...npy"}) { // the last four: the key's components
     name_error(bad, error_code::bad_member_name);
   }
   name_error(std::string("a\0b.npy", 7), error_code::bad_member_name);
@@ -416,8 +418,8 @@ TEST_CASE("phase D: member names", "[npz][names]") {
     name_error(other, error_code::not_npy_member);
   }
   // Accepted on purpose (section 6).
-  for (const char* fine : {"layer1/weight.npy", "dense/kernel:0.npy", "a.b.npy", "x.npy.npy", "..a.npy", "a..npy", ".a.npy",
-                           "\xc3\xa9t\xc3\xa9.npy", "\xe6\x97\xa5.npy"}) {
+  for (const char* fine : {"layer1/weight.npy", "dense/kernel:0.npy", "a.b.npy", "x.npy.npy", "..a.npy", "a..npy",
+                           ".a.npy", "\xc3\xa9t\xc3\xa9.npy", "\xe6\x97\xa5.npy"}) {
     INFO("name " << fine);
     zip_entry e = stored(fine);
     e.flags = 0x800;
@@ -609,8 +611,8 @@ TEST_CASE("phase F: every member is a valid .npy", "[npz][members]") {
     require_error(check_zip(zip.bytes, opts), error_code::header_too_large, zip.entries[0].data, "a.npy", 8);
   }
   SECTION("the canonical profile applies to members") {
-    const std::string odd = raw_file("{'descr':'<i4','fortran_order':False,'shape':(3,)}" + std::string(69, ' ') + "\n",
-                                     1, 12);
+    const std::string odd =
+        raw_file("{'descr':'<i4','fortran_order':False,'shape':(3,)}" + std::string(69, ' ') + "\n", 1, 12);
     npyguard::options opts;
     opts.canonical = true;
     const zip_archive zip = build_zip({stored("a.npy", odd)});

@@ -71,10 +71,10 @@ struct zip_entry {
   // Flag bit 3 with a signed descriptor; local CRC and sizes zero (numpy
   // to a pipe).
   bool descriptor = false;
-  std::string local_extra_tail;   // appended after the Zip64 field
-  std::string central_extra;      // the central extra field
+  std::string local_extra_tail;          // appended after the Zip64 field
+  std::string central_extra;             // the central extra field
   std::optional<std::string> compressed; // override the deflated bytes
-  std::string after;                      // bytes written after the entry (a gap)
+  std::string after;                     // bytes written after the entry (a gap)
 };
 
 struct zip_layout {
@@ -100,7 +100,8 @@ inline zip_archive build_zip(const std::vector<zip_entry>& entries, const std::s
   std::vector<std::string> payloads;
   for (const zip_entry& e : entries) {
     zip_layout where;
-    const std::string payload = e.method == 8 ? e.compressed.value_or(raw_deflate(e.data)) : e.compressed.value_or(e.data);
+    const std::string payload =
+        e.method == 8 ? e.compressed.value_or(raw_deflate(e.data)) : e.compressed.value_or(e.data);
     const std::uint32_t crc = crc_of(e.data);
     where.local = out.bytes.size();
     std::string& b = out.bytes;

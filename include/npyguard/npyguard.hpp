@@ -16,6 +16,7 @@
 #include "npyguard/npy/model.hpp"
 #include "npyguard/npy/validate.hpp"
 #include "npyguard/npy/write.hpp"
+#include "npyguard/npz/validate.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/result.hpp"
 #include "npyguard/version.hpp"

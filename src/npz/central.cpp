@@ -73,8 +73,8 @@ std::optional<error> apply_zip64(const extra_fields& extra, std::uint64_t extra_
   }
   if (record.length != needed * 8) {
     return fail(error_code::bad_extra_field, record.at,
-                "the Zip64 extra field holds " + to_string(record.length) + " bytes, not the " +
-                    to_string(needed * 8) + " of its saturated fields");
+                "the Zip64 extra field holds " + to_string(record.length) + " bytes, not the " + to_string(needed * 8) +
+                    " of its saturated fields");
   }
   std::size_t k = 0;
   for (located* field : wide) {
@@ -92,16 +92,17 @@ std::optional<error> check_flags_and_method(const unsigned char* h, std::uint64_
   if ((flags & (flag::encrypted | flag::strong_encryption | flag::masked_headers)) != 0) {
     return fail(error_code::encrypted_member, pos + central::flags, "the member is encrypted (flag bits 0, 6 or 13)");
   }
-  if (method == method_aes) return fail(error_code::encrypted_member, pos + central::method, "the member is AES-encrypted (method 99)");
+  if (method == method_aes)
+    return fail(error_code::encrypted_member, pos + central::method, "the member is AES-encrypted (method 99)");
   if (method != method_stored && method != method_deflate) {
     return fail(error_code::unsupported_method, pos + central::method,
                 "compression method " + to_string(method) + " (only 0, stored, and 8, deflate, are accepted)");
   }
   const unsigned version = load16(h + central::version_needed) & 0xFFu;
   if (version > max_version_needed) {
-    return fail(error_code::unsupported_feature, pos + central::version_needed,
-                "version needed to extract " + to_string(version / 10) + "." + to_string(version % 10) +
-                    " is above 4.5");
+    return fail(
+        error_code::unsupported_feature, pos + central::version_needed,
+        "version needed to extract " + to_string(version / 10) + "." + to_string(version % 10) + " is above 4.5");
   }
   const std::uint16_t known = flag::deflate_options | flag::descriptor | flag::utf8;
   if ((flags & ~known) != 0 || (method == method_stored && (flags & flag::deflate_options) != 0)) {
@@ -147,9 +148,11 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
     const std::uint64_t left = where.cd_end - pos;
     const unsigned char* h = nullptr;
     if (left < central::size) {
-      return fail(error_code::bad_central_header, pos, "a central directory header is cut short by the directory's end");
+      return fail(error_code::bad_central_header, pos,
+                  "a central directory header is cut short by the directory's end");
     }
-    if (auto failure = reader.view(pos, central::size, h, static_cast<std::size_t>(std::min<std::uint64_t>(left, 1 << 18)))) {
+    if (auto failure =
+            reader.view(pos, central::size, h, static_cast<std::size_t>(std::min<std::uint64_t>(left, 1 << 18)))) {
       return failure;
     }
     if (load32(h) != central_signature) {
@@ -168,7 +171,8 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
       return failure;
     }
     if (load16(h + central::disk_start) != 0) {
-      return fail(error_code::bad_central_header, pos + central::disk_start, "the member starts on a disk other than 0");
+      return fail(error_code::bad_central_header, pos + central::disk_start,
+                  "the member starts on a disk other than 0");
     }
     entry e;
     e.central_offset = pos;
@@ -197,7 +201,8 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
     const std::uint64_t extra_at = e.name_at + name_length;
     if (auto failure = scan_extra(raw_name + name_length, extra_length, extra_at, extra)) return tied(*failure);
     if (extra.unicode_path && extra.unicode_path->length < 5) {
-      return tied(fail(error_code::bad_extra_field, extra.unicode_path->at, "the Unicode Path extra field is too short"));
+      return tied(
+          fail(error_code::bad_extra_field, extra.unicode_path->at, "the Unicode Path extra field is too short"));
     }
     if (extra.encryption) { // a row of section 5's table, so part of the extra field's step
       return tied(fail(error_code::encrypted_member, extra.encryption->at, "the member has an encryption extra field"));
@@ -208,7 +213,7 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
     if (auto failure = check_type(h, pos)) return tied(*failure);
     // Name, Unicode Path, duplicates.
     if (!decoded) {
-      return fail(error_code::bad_member_name, e.name_at, "member name is not strict UTF-8 although flag bit 11 says so");
+      return fail(error_code::bad_member_name, e.name_at, "the name is not strict UTF-8 although flag bit 11 says so");
     }
     if (auto failure = check_name(raw_name, name_length, utf8, e.name, e.name_at, e.key)) return tied(*failure);
     if (extra.unicode_path && !unicode_path_agrees(*extra.unicode_path, e.raw_name, e.name)) {

@@ -53,8 +53,9 @@ basic_result<std::uint64_t> find_eocd(const end_window& window) {
       return fail(error_code::trailing_data, end,
                   to_string(window.size - end) + " bytes follow the end of central directory record");
     }
-    return fail(error_code::bad_eocd, offset + eocd::comment_length,
-                "the archive comment length (" + to_string(end - offset - eocd::size) + ") runs past the end of the file");
+    return fail(
+        error_code::bad_eocd, offset + eocd::comment_length,
+        "the archive comment length (" + to_string(end - offset - eocd::size) + ") runs past the end of the file");
   }
   return fail(error_code::not_zip, std::nullopt,
               "no end of central directory record in the last " + to_string(window.size - window.start) + " bytes");
@@ -87,7 +88,8 @@ std::optional<error> read_zip64(archive_reader& reader, const end_window& window
   const eocd_fields wide{load32(r + zip64_record::disk),         load32(r + zip64_record::cd_disk),
                          load64(r + zip64_record::disk_entries), load64(r + zip64_record::total_entries),
                          load64(r + zip64_record::cd_size),      load64(r + zip64_record::cd_offset)};
-  if (wide.disk != 0) return fail(error_code::bad_zip64_eocd, record + zip64_record::disk, "the Zip64 record's disk number is not 0");
+  if (wide.disk != 0)
+    return fail(error_code::bad_zip64_eocd, record + zip64_record::disk, "the Zip64 record's disk number is not 0");
   if (wide.cd_disk != 0) {
     return fail(error_code::bad_zip64_eocd, record + zip64_record::cd_disk,
                 "the Zip64 record's disk of the central directory is not 0");
@@ -153,7 +155,8 @@ basic_result<directory_location> locate_directory(archive_reader& reader, const 
   // Phase C, on the record's values when there is one.
   const std::uint64_t base = out.zip64 ? out.zip64_record_offset : out.eocd_offset;
   const auto field_at = [&](std::size_t narrow, std::size_t wide) { return base + (out.zip64 ? wide : narrow); };
-  if (fields.disk != 0) return fail(error_code::bad_eocd, field_at(eocd::disk, zip64_record::disk), "the disk number is not 0");
+  if (fields.disk != 0)
+    return fail(error_code::bad_eocd, field_at(eocd::disk, zip64_record::disk), "the disk number is not 0");
   if (fields.cd_disk != 0) {
     return fail(error_code::bad_eocd, field_at(eocd::cd_disk, zip64_record::cd_disk),
                 "the disk of the central directory is not 0");

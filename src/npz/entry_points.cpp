@@ -19,10 +19,9 @@ namespace {
 // A stream held in memory, at most the stream limit.
 archive_result validate_spooled(byte_source& source, const options& opts) {
   constexpr std::uint64_t slack = std::uint64_t{64} << 20;
-  const std::uint64_t limit =
-      std::min(opts.limits.max_stream_bytes,
-               npyguard::detail::checked_add(opts.limits.max_total_bytes, slack, ~std::uint64_t{0})
-                   .value_or(~std::uint64_t{0}));
+  const std::uint64_t limit = std::min(
+      opts.limits.max_stream_bytes,
+      npyguard::detail::checked_add(opts.limits.max_total_bytes, slack, ~std::uint64_t{0}).value_or(~std::uint64_t{0}));
   std::vector<unsigned char> bytes;
   for (;;) {
     const std::size_t have = bytes.size();
@@ -88,7 +87,8 @@ archive_result validate_file(const char* path, const options& opts) noexcept {
   const platform::unique_fd fd = platform::open_for_reading(path);
   if (!fd) {
     const int failed = errno;
-    return npyguard::detail::guarded([&] { return archive_result(npyguard::detail::io_error_from("cannot open", failed)); });
+    return npyguard::detail::guarded(
+        [&] { return archive_result(npyguard::detail::io_error_from("cannot open", failed)); });
   }
   return validate_fd(fd.get(), opts);
 }

@@ -14,9 +14,9 @@
 namespace npyguard::npz::detail {
 
 struct extra_record {
-  std::uint64_t at = 0;                 // archive offset of the record (its tag)
-  const unsigned char* data = nullptr;  // the payload
-  std::uint16_t length = 0;             // of the payload
+  std::uint64_t at = 0;                // archive offset of the record (its tag)
+  const unsigned char* data = nullptr; // the payload
+  std::uint16_t length = 0;            // of the payload
 };
 
 struct extra_fields {

@@ -6,7 +6,7 @@
 namespace npyguard::npz::detail {
 
 namespace {
-constexpr std::size_t max_chunk = 64 * 1024;
+constexpr std::size_t max_chunk = std::size_t{64} * 1024;
 }
 
 inflater::inflater(archive_reader& reader, const entry& member) : reader_(reader), member_(member) {

@@ -25,10 +25,10 @@ public:
   inflater& operator=(const inflater&) = delete;
 
   enum class status {
-    ok,          // `size` bytes written
-    ended,       // the stream's final block came first (fewer written; see produced())
-    exhausted,   // the compressed bytes ran out before the final block
-    corrupt,     // zlib reports a data error
+    ok,        // `size` bytes written
+    ended,     // the stream's final block came first (fewer written; see produced())
+    exhausted, // the compressed bytes ran out before the final block
+    corrupt,   // zlib reports a data error
   };
   // Inflates up to `size` bytes into `out`. A read error of the archive
   // (io_error) comes back in `failure`. May throw std::bad_alloc.
@@ -42,7 +42,7 @@ private:
   archive_reader& reader_;
   const entry& member_;
   z_stream stream_{};
-  std::uint64_t fed_ = 0;  // compressed bytes handed to zlib
+  std::uint64_t fed_ = 0;   // compressed bytes handed to zlib
   std::size_t chunk_ = 512; // the next read's size, doubling up to 64 KiB
   bool ended_ = false;
 };

@@ -15,7 +15,9 @@ namespace {
 
 using std::to_string;
 
-[[nodiscard]] bool zero_or(std::uint64_t value, std::uint64_t central) noexcept { return value == 0 || value == central; }
+[[nodiscard]] bool zero_or(std::uint64_t value, std::uint64_t central) noexcept {
+  return value == 0 || value == central;
+}
 
 // The local Zip64 field: 16 bytes, uncompressed then compressed; the central
 // values, or with a data descriptor each 0 or the central value.
@@ -26,8 +28,9 @@ std::optional<error> check_local_zip64(const extra_record& record, const entry& 
   }
   const std::uint64_t uncompressed = load64(record.data);
   const std::uint64_t compressed = load64(record.data + 8);
-  const bool agrees = descriptor ? zero_or(uncompressed, e.uncompressed.value) && zero_or(compressed, e.compressed.value)
-                                 : uncompressed == e.uncompressed.value && compressed == e.compressed.value;
+  const bool agrees = descriptor
+                          ? zero_or(uncompressed, e.uncompressed.value) && zero_or(compressed, e.compressed.value)
+                          : uncompressed == e.uncompressed.value && compressed == e.compressed.value;
   if (agrees) return std::nullopt;
   return fail(error_code::header_mismatch, record.at,
               "the local Zip64 sizes (" + to_string(uncompressed) + ", " + to_string(compressed) +
@@ -72,8 +75,8 @@ std::optional<error> check_descriptor(archive_reader& reader, std::uint64_t at, 
   const std::uint64_t compressed = zip64 ? load64(d + 8) : load32(d + 8);
   const std::uint64_t uncompressed = zip64 ? load64(d + 16) : load32(d + 12);
   if (load32(d + 4) != e.crc || compressed != e.compressed.value || uncompressed != e.uncompressed.value) {
-    return fail(error_code::bad_data_descriptor, at, "the data descriptor's CRC-32 or sizes differ from the central directory's",
-                e.name);
+    return fail(error_code::bad_data_descriptor, at,
+                "the data descriptor's CRC-32 or sizes differ from the central directory's", e.name);
   }
   end = at + width;
   return std::nullopt;
@@ -92,16 +95,17 @@ std::optional<error> check_entry(archive_reader& reader, const directory_locatio
                 to_string(at - expected) + " bytes between two entries belong to neither");
   }
   if (at < expected) {
-    return fail(error_code::overlapping_entries, at,
-                "the member's local entry starts inside the previous entry (which ends at offset " +
-                    to_string(expected) + ")",
-                e.name);
+    return fail(
+        error_code::overlapping_entries, at,
+        "the member's local entry starts inside the previous entry (which ends at offset " + to_string(expected) + ")",
+        e.name);
   }
   const unsigned char* h = nullptr;
   // Phase D placed 30 bytes, the central name and the data before the directory.
   if (auto failure = reader.view(at, local::size, h, local::size + e.raw_name.size() + 64)) return failure;
   if (load32(h) != local_signature) {
-    return fail(error_code::bad_local_header, at, "no local header signature (PK\\3\\4) where the directory says", e.name);
+    return fail(error_code::bad_local_header, at, "no local header signature (PK\\3\\4) where the directory says",
+                e.name);
   }
   const std::uint16_t name_length = load16(h + local::name_length);
   const std::uint16_t extra_length = load16(h + local::extra_length);

@@ -70,13 +70,14 @@ public:
       if (failure) return failure;
     }
     switch (outcome) {
-    case inflater::status::ok: return std::nullopt;
-    case inflater::status::corrupt:
-      return fail(error_code::bad_deflate, entry_.data_start,
-                  "the member's deflate stream is corrupt within its first " + to_string(bytes_.size() + 1) + " bytes",
-                  entry_.name);
-    case inflater::status::ended:
-    case inflater::status::exhausted: break;
+      case inflater::status::ok: return std::nullopt;
+      case inflater::status::corrupt:
+        return fail(
+            error_code::bad_deflate, entry_.data_start,
+            "the member's deflate stream is corrupt within its first " + to_string(bytes_.size() + 1) + " bytes",
+            entry_.name);
+      case inflater::status::ended:
+      case inflater::status::exhausted: break;
     }
     return fail(error_code::size_mismatch, entry_.data_start,
                 "the member's deflate stream ends after " + to_string(bytes_.size()) + " bytes, short of the " +
@@ -155,7 +156,7 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
 }
 
 std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries) {
-  constexpr std::size_t buffer_size = 64 * 1024;
+  constexpr std::size_t buffer_size = std::size_t{64} * 1024;
   std::vector<unsigned char> buffer(buffer_size);
   for (const entry& e : entries) {
     uLong crc = ::crc32(0, nullptr, 0);
@@ -177,8 +178,8 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
       inflater::status outcome = inflater::status::ok;
       // Stop at the declared size + 1: a longer stream is seen, never followed.
       while (outcome == inflater::status::ok && stream.produced() <= e.uncompressed.value && !stream.ended()) {
-        const auto n =
-            static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, e.uncompressed.value + 1 - stream.produced()));
+        const auto n = static_cast<std::size_t>(
+            std::min<std::uint64_t>(buffer_size, e.uncompressed.value + 1 - stream.produced()));
         outcome = stream.inflate(buffer.data(), n, written, failure);
         crc = ::crc32(crc, buffer.data(), static_cast<uInt>(written));
         if (failure) {
@@ -191,12 +192,15 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
                     "the member's deflate stream is corrupt after " + to_string(stream.produced()) + " bytes", e.name);
       }
       if (stream.produced() != e.uncompressed.value || !stream.ended() || stream.consumed() != e.compressed.value) {
-        const std::string why =
-            stream.produced() > e.uncompressed.value ? "inflates to more than the " + to_string(e.uncompressed.value) + " bytes declared"
-            : !stream.ended() ? "does not reach its final block within its " + to_string(e.compressed.value) + " compressed bytes"
-            : stream.produced() != e.uncompressed.value
-                ? "inflates to " + to_string(stream.produced()) + " bytes, not the " + to_string(e.uncompressed.value) + " declared"
-                : "ends after " + to_string(stream.consumed()) + " of its " + to_string(e.compressed.value) + " compressed bytes";
+        const std::string why = stream.produced() > e.uncompressed.value
+                                    ? "inflates to more than the " + to_string(e.uncompressed.value) + " bytes declared"
+                                : !stream.ended() ? "does not reach its final block within its " +
+                                                        to_string(e.compressed.value) + " compressed bytes"
+                                : stream.produced() != e.uncompressed.value
+                                    ? "inflates to " + to_string(stream.produced()) + " bytes, not the " +
+                                          to_string(e.uncompressed.value) + " declared"
+                                    : "ends after " + to_string(stream.consumed()) + " of its " +
+                                          to_string(e.compressed.value) + " compressed bytes";
         return fail(error_code::size_mismatch, e.data_start, "the member's deflate stream " + why, e.name);
       }
     }

@@ -33,7 +33,7 @@ constexpr std::uint16_t cp437_high[128] = {
 }
 
 error name_error(std::uint64_t at, std::string why) {
-  return error{error_code::bad_member_name, at, "member name " + std::move(why), std::nullopt, std::nullopt};
+  return error{error_code::bad_member_name, at, "the name " + std::move(why)};
 }
 
 // Without flag bit 11 the bytes are CP437 to numpy, but a lenient UTF-8
@@ -85,7 +85,7 @@ std::optional<error> check_name(const unsigned char* raw, std::size_t length, bo
       step = decoded_step.length;
     }
     if (forbidden_character(c)) {
-      return name_error(at, c == 0       ? "holds a NUL (zipfile cuts the name there)"
+      return name_error(at, c == 0      ? "holds a NUL (zipfile cuts the name there)"
                             : c == '\\' ? "holds a backslash"
                                         : "holds the character " + code_point_text(c) +
                                               " (a control or bidirectional formatting character)");
@@ -101,12 +101,13 @@ std::optional<error> check_name(const unsigned char* raw, std::size_t length, bo
   constexpr std::string_view suffix = ".npy";
   const std::string_view name = decoded;
   if (name.size() < suffix.size() || name.substr(name.size() - suffix.size()) != suffix) {
-    return error{error_code::not_npy_member, at, "member name does not end in \".npy\"", std::nullopt, std::nullopt};
+    return error{error_code::not_npy_member, at, "the name does not end in \".npy\" (every member must be an array)"};
   }
   const std::string_view stem = name.substr(0, name.size() - suffix.size());
   if (stem.empty()) return name_error(at, "is \".npy\" alone: its key would be empty");
   if (name.front() == '/') return name_error(at, "is an absolute path");
-  if (name.size() >= 2 && name[1] == ':' && ((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z'))) {
+  if (name.size() >= 2 && name[1] == ':' &&
+      ((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z'))) {
     return name_error(at, "starts with a drive letter");
   }
   // The path rules hold for the key too: numpy's consumers turn keys into

@@ -9,7 +9,7 @@ namespace npyguard::npz::detail {
 
 namespace {
 
-constexpr std::size_t min_window = 64 * 1024;
+constexpr std::size_t min_window = std::size_t{64} * 1024;
 
 error shrank() { return error{error_code::io_error, std::nullopt, "the archive shrank while it was read", {}, {}}; }
 
@@ -26,8 +26,7 @@ std::optional<error> archive_reader::view(std::uint64_t offset, std::size_t leng
     out = window_.data() + (offset - window_offset_);
     return std::nullopt;
   }
-  const std::size_t wanted = static_cast<std::size_t>(
-      std::min<std::uint64_t>(std::max(length, ahead), size_ - offset));
+  const std::size_t wanted = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(length, ahead), size_ - offset));
   if (window_.size() < wanted) window_.resize(std::max(wanted, min_window));
   window_length_ = 0;
   if (auto failure = read(offset, window_.data(), wanted)) return failure;

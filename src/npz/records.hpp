@@ -20,10 +20,10 @@ namespace npyguard::npz::detail {
   return static_cast<std::uint64_t>(load32(p)) | (static_cast<std::uint64_t>(load32(p + 4)) << 32);
 }
 
-inline constexpr std::uint32_t local_signature = 0x04034b50;      // PK\3\4
-inline constexpr std::uint32_t central_signature = 0x02014b50;    // PK\1\2
-inline constexpr std::uint32_t descriptor_signature = 0x08074b50; // PK\7\8
-inline constexpr std::uint32_t eocd_signature = 0x06054b50;       // PK\5\6
+inline constexpr std::uint32_t local_signature = 0x04034b50;         // PK\3\4
+inline constexpr std::uint32_t central_signature = 0x02014b50;       // PK\1\2
+inline constexpr std::uint32_t descriptor_signature = 0x08074b50;    // PK\7\8
+inline constexpr std::uint32_t eocd_signature = 0x06054b50;          // PK\5\6
 inline constexpr std::uint32_t zip64_locator_signature = 0x07064b50; // PK\6\7
 inline constexpr std::uint32_t zip64_record_signature = 0x06064b50;  // PK\6\6
 
@@ -33,8 +33,8 @@ inline constexpr std::uint32_t saturated32 = 0xFFFF'FFFF;
 // End of central directory record.
 namespace eocd {
 inline constexpr std::size_t size = 22;
-inline constexpr std::size_t disk = 4, cd_disk = 6, disk_entries = 8, total_entries = 10, cd_size = 12,
-                             cd_offset = 16, comment_length = 20;
+inline constexpr std::size_t disk = 4, cd_disk = 6, disk_entries = 8, total_entries = 10, cd_size = 12, cd_offset = 16,
+                             comment_length = 20;
 // The EOCD search window: the record plus the longest comment.
 inline constexpr std::uint64_t search_window = size + 0xFFFF;
 } // namespace eocd
