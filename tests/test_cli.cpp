@@ -25,6 +25,7 @@
 
 // The command's JSON writer (header-only), compared with nlohmann::json.
 #include "../src/cli/json_writer.hpp"
+#include "zip_builder.hpp"
 
 namespace {
 
@@ -1207,4 +1208,133 @@ TEST_CASE("a FIFO named as FILE waits at most --timeout; -r reports special file
     expected.push_back(socket_path);
     CHECK(named == expected);
   }
+}
+
+// ---------------------------------------------------------------------------
+// Issue 13: .npz archives in the command.
+
+namespace {
+
+npyguard_test::zip_entry stored_member(std::string name, std::string data) {
+  npyguard_test::zip_entry e;
+  e.name = std::move(name);
+  e.data = std::move(data);
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("check reads .npz archives: text, JSON, exit status", "[cli][npz]") {
+  const std::string weights = NPYGUARD_SOURCE_DIR "/examples/weights.npz";
+  const std::string traversal = NPYGUARD_SOURCE_DIR "/examples/traversal.npz";
+  full_run ok = run_full({"check", "--json", weights});
+  CHECK(ok.status == 0);
+  const nlohmann::json valid = nlohmann::json::parse(ok.out);
+  CHECK(valid["format"] == "npz");
+  CHECK(valid["valid"] == true);
+  CHECK(valid["verified"] == false);
+  REQUIRE(valid["members"].size() == 2);
+  CHECK(valid["members"][0]["name"] == "dense/kernel.npy");
+  CHECK(valid["members"][0]["key"] == "dense/kernel");
+  CHECK(valid["members"][0]["shape"] == nlohmann::json::array({3, 4}));
+  CHECK(valid["members"][0]["descr"] == "'<f4'");
+  CHECK(valid["members"][0]["itemsize"] == 4);
+  CHECK(valid["members"][0]["nbytes"] == 48);
+  CHECK(valid["members"][0]["data_offset"] == 128);
+  CHECK(valid["members"][0]["fortran_order"] == false);
+  CHECK(run_full({"check", "--json", "--verify", weights}).out.find("\"verified\":true") != std::string::npos);
+
+  full_run bad = run_full({"check", "--json", traversal});
+  CHECK(bad.status == 1);
+  const nlohmann::json rejected = nlohmann::json::parse(bad.out);
+  CHECK(rejected["format"] == "npz");
+  CHECK(rejected["error"]["code"] == "bad_member_name");
+  CHECK(rejected["error"]["offset"] == 250);
+  CHECK(rejected["member"] == "../../etc/cron.d/x.npy");
+  CHECK_FALSE(rejected.contains("member_offset"));
+  const full_run text = run_full({"check", traversal});
+  CHECK(text.out.rfind(traversal + ":250: bad_member_name: member '../../etc/cron.d/x.npy': ", 0) == 0);
+
+  // .npy objects say their format too.
+  CHECK(nlohmann::json::parse(run_full({"check", "--json", NPYGUARD_SOURCE_DIR "/examples/valid.npy"}).out)["format"] ==
+        "npy");
+}
+
+TEST_CASE("an error inside a member: FILE:MEMBER:OFFSET and member_offset", "[cli][npz]") {
+  tree files;
+  const std::string negative = padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (-3,), }");
+  const std::string fine = padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }");
+  const npyguard_test::zip_archive zip =
+      npyguard_test::build_zip({stored_member("ok.npy", fine), stored_member("bad.npy", negative)});
+  std::ofstream(files.path("a.npz"), std::ios::binary) << zip.bytes;
+  const std::uint64_t inside = negative.find('-');
+  const full_run text = run_full({"check", files.path("a.npz")});
+  CHECK(text.status == 1);
+  CHECK(text.out.rfind(files.path("a.npz") + ":bad.npy:" + std::to_string(inside) + ": negative_dimension: ", 0) == 0);
+  const nlohmann::json json = nlohmann::json::parse(run_full({"check", "--json", files.path("a.npz")}).out);
+  CHECK(json["member"] == "bad.npy");
+  CHECK(json["member_offset"] == inside);
+  CHECK(json["error"]["offset"] == zip.entries[1].data + inside);
+}
+
+TEST_CASE("formats: detected by magic, forced by --format, -r takes *.npz, standard input", "[cli][npz]") {
+  tree files;
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/weights.npz", "w.npz");
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/weights.npz", "w.zip"); // by its bytes, whatever its name
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/valid.npy", "v.npy");
+  std::ofstream(files.path("stub.npz"), std::ios::binary) << "MZ" + slurp(NPYGUARD_SOURCE_DIR "/examples/weights.npz");
+  CHECK(run_full({"check", files.path("w.zip")}).out.find(": ok, npz, 2 members") != std::string::npos);
+  CHECK(run_full({"check", "--format", "npy", files.path("w.npz")}).out.find(": bad_magic: ") != std::string::npos);
+  CHECK(run_full({"check", "--format", "npz", files.path("v.npy")}).out.find(": not_zip: ") != std::string::npos);
+  // Bytes before the archive (offsets not adjusted): read as one because of
+  // the name, so the answer is the archive's, not bad_magic.
+  CHECK(run_full({"check", files.path("stub.npz")}).out.find(": bad_eocd: ") != std::string::npos);
+  CHECK(run_full({"check", "--format", "rar", files.path("w.npz")}).status == 2);
+
+  const full_run walked = run_full({"check", "-r", files.root()});
+  CHECK(walked.out.find("stub.npz") != std::string::npos);
+  CHECK(walked.out.find("w.npz: ok, npz") != std::string::npos);
+  CHECK(walked.out.find("v.npy: ok") != std::string::npos);
+  CHECK(walked.out.find("w.zip") == std::string::npos);
+
+  const full_run piped = run_full({"check", "-"}, NPYGUARD_SOURCE_DIR "/examples/weights.npz");
+  CHECK(piped.status == 0);
+  CHECK(piped.out == "-: ok, npz, 2 members, nbytes 64\n");
+  const full_run limited =
+      run_full({"check", "--max-stream-bytes", "100", "-"}, NPYGUARD_SOURCE_DIR "/examples/weights.npz");
+  CHECK(limited.status == 2);
+  CHECK(limited.out.find("io_error") != std::string::npos);
+  CHECK(limited.out.find("--max-stream-bytes") != std::string::npos);
+}
+
+TEST_CASE("--verify reads every member; the archive limits are options", "[cli][npz]") {
+  tree files;
+  npyguard_test::zip_archive zip = npyguard_test::build_zip(
+      {stored_member("a.npy", padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"))});
+  // The CRC, equal in the local and central headers, matches no data.
+  npyguard_test::patch(zip.bytes, zip.entries[0].local + 14, 0x12345678, 4);
+  npyguard_test::patch(zip.bytes, zip.entries[0].central + 16, 0x12345678, 4);
+  std::ofstream(files.path("crc.npz"), std::ios::binary) << zip.bytes;
+  CHECK(run_full({"check", files.path("crc.npz")}).status == 0);
+  const full_run verified = run_full({"check", "--verify", files.path("crc.npz")});
+  CHECK(verified.status == 1);
+  CHECK(verified.out.find(": crc_mismatch: member 'a.npy': ") != std::string::npos);
+
+  const std::string weights = NPYGUARD_SOURCE_DIR "/examples/weights.npz";
+  CHECK(run_full({"check", "--max-members", "1", weights}).out.find("too_many_members") != std::string::npos);
+  CHECK(run_full({"check", "--max-total-bytes", "100", weights}).out.find("total_size_exceeded") != std::string::npos);
+  CHECK(run_full({"check", "--max-ratio", "1", weights}).out.find("ratio_exceeded") != std::string::npos);
+  CHECK(run_full({"check", "--max-ratio", "0", weights}).status == 2);
+}
+
+TEST_CASE("inspect lists an archive's members with their models", "[cli][npz][inspect]") {
+  const std::string weights = NPYGUARD_SOURCE_DIR "/examples/weights.npz";
+  const full_run text = run_full({"inspect", weights});
+  CHECK(text.status == 0);
+  CHECK(text.out.find("member 'dense/kernel.npy' (key 'dense/kernel'), deflated") != std::string::npos);
+  CHECK(text.out.find("    shape           (3, 4)") != std::string::npos);
+  const nlohmann::json json = nlohmann::json::parse(run_full({"inspect", "--json", weights}).out);
+  CHECK(json["members"][1]["dtype"]["type"] == "<f4");
+  CHECK(json["members"][1]["dtype"]["kind"] == "floating point");
+  CHECK(run_full({"inspect", NPYGUARD_SOURCE_DIR "/examples/traversal.npz"}).status == 1);
 }
