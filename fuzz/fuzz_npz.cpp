@@ -5,9 +5,11 @@
 // 1-2 max_members, bits 3-4 max_total_bytes, bits 5-6 max_ratio; the fourth
 // is reserved), then the archive.
 #include <cstring>
+#include <random>
 
 #include "fuzz_common.hpp"
 #include "npyguard/npz/validate.hpp"
+#include "npz_mutator.hpp"
 
 namespace {
 
@@ -94,4 +96,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     NPYGUARD_FUZZ_CHECK(!failure.message.empty());
   }
   return 0;
+}
+
+// libFuzzer calls this instead of its own mutator (npz_mutator.hpp): one
+// input in eight, and any input that does not parse as a zip, still gets a
+// plain byte-level mutation.
+extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size,
+                                               unsigned int seed) {
+  namespace m = npyguard::fuzz::npz_mutator;
+  std::mt19937 random(seed);
+  const auto plain = [&] { return LLVMFuzzerMutate != nullptr ? LLVMFuzzerMutate(data, size, max_size) : size; };
+  std::optional<m::archive> parsed = m::parse(std::string(reinterpret_cast<const char*>(data), size));
+  if (!parsed || random() % 8 == 0) return plain();
+  if (random() % 16 == 0) parsed->config[random() % 4] = static_cast<char>(random());
+  m::mutate(*parsed, random, max_size);
+  const std::string out = m::serialise(*parsed);
+  if (out.size() > max_size) return plain();
+  std::memcpy(data, out.data(), out.size());
+  return out.size();
 }
