@@ -782,3 +782,67 @@ TEST_CASE("the default mode reads no member data", "[npz][entry]") {
   require_ok(npyguard::npz::validate_source(verified, verifying()));
   CHECK(verified.total > 2 * big.size());
 }
+
+TEST_CASE("deflate streams whose last input bytes zlib holds as bits are read to the end", "[npz][members]") {
+  // A call that fills its output can consume the final compressed bytes
+  // with their symbols not yet written; the next call must still be made
+  // (np.savez_compressed of 32 spaces, of 65,413 zeros). Every size, three
+  // levels, both modes.
+  int checked = 0;
+  for (const int level : {1, 6, 9}) {
+    for (std::size_t n = 0; n <= 300; ++n) {
+      for (const char fill : {' ', '\0'}) {
+        const std::string dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(n) + ",), }";
+        zip_entry e = deflated("x.npy", npy_file(dict, 1, 0) + std::string(n, fill));
+        e.compressed = raw_deflate(e.data, level);
+        const zip_archive zip = build_zip({e});
+        INFO("level " << level << ", " << n << " bytes of " << static_cast<int>(fill));
+        require_ok(check_zip(zip.bytes));
+        require_ok(check_zip(zip.bytes, verifying()));
+        ++checked;
+      }
+    }
+  }
+  for (const std::size_t n : {65413u, 65536u, 131072u, 200003u}) {
+    const std::string dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(n) + ",), }";
+    const zip_archive zip = build_zip({deflated("z.npy", npy_file(dict, 1, 0) + std::string(n, '\0'))});
+    require_ok(check_zip(zip.bytes, verifying()));
+  }
+  CHECK(checked == 3 * 301 * 2);
+}
+
+TEST_CASE("review findings: shadowed keys, combining marks, an empty Zip64 archive, short Unicode Path", "[npz]") {
+  SECTION("a key that is another member's name") {
+    // numpy's NpzFile['a.npy'] reads the member a.npy, never a.npy.npy's array.
+    for (const bool reversed : {false, true}) {
+      const std::vector<zip_entry> entries = reversed ? std::vector<zip_entry>{stored("a.npy.npy"), stored("a.npy")}
+                                                      : std::vector<zip_entry>{stored("a.npy"), stored("a.npy.npy")};
+      const zip_archive zip = build_zip(entries);
+      require_error(check_zip(zip.bytes), error_code::duplicate_name, zip.entries[1].central, entries[1].name);
+    }
+    require_ok(check_zip(build_zip({stored("a.npy"), stored("b.npy.npy")}).bytes));
+  }
+  SECTION("more than 30 combining marks in a row") {
+    std::string marks;
+    for (int i = 0; i < 30; ++i) marks += "\xcc\x81"; // U+0301
+    zip_entry fine = stored("a" + marks + ".npy");
+    fine.flags = 0x800;
+    require_ok(check_zip(build_zip({fine}).bytes));
+    zip_entry long_run = stored("a" + marks + "\xcc\x96.npy"); // a 31st, U+0316
+    long_run.flags = 0x800;
+    const zip_archive zip = build_zip({long_run});
+    require_error(check_zip(zip.bytes), error_code::bad_member_name, zip.entries[0].central + central_name,
+                  long_run.name);
+  }
+  SECTION("Zip64 end records around an empty directory") {
+    zip_archive zip = build_zip({});
+    add_zip64_end(zip);
+    require_error(check_zip(zip.bytes), error_code::bad_zip64_eocd, zip.eocd - 20);
+  }
+  SECTION("a local Unicode Path field too short to hold its version and CRC") {
+    zip_entry e = stored("a.npy");
+    e.local_extra_tail = std::string("\x75\x70\x02\x00\x01\x00", 6);
+    const zip_archive zip = build_zip({e});
+    require_error(check_zip(zip.bytes), error_code::bad_extra_field, zip.entries[0].local + 35 + 20, "a.npy");
+  }
+}

@@ -19,30 +19,37 @@ namespace {
 
 using std::to_string;
 
-// The NFC names seen so far: an open-addressing table under the keyed hash,
-// so names chosen to collide cannot make the check quadratic.
-class name_set {
+// Strings seen so far (NFC names, NFC keys), each with the index of its
+// member: an open-addressing table under the keyed hash, so names chosen to
+// collide cannot make the check quadratic.
+class string_index {
 public:
-  // The index of an earlier equal name, or -1 after adding this one.
-  std::ptrdiff_t insert(std::string normal) {
-    if ((names_.size() + 1) * 2 > slots_.size()) grow();
-    const std::uint64_t hash = npyguard::detail::keyed_hash(normal);
+  // The member an equal string came from, or -1.
+  [[nodiscard]] std::ptrdiff_t find(const std::string& text) const {
+    if (slots_.empty()) return -1;
+    const std::uint64_t hash = npyguard::detail::keyed_hash(text);
     for (std::size_t slot = hash & (slots_.size() - 1);; slot = (slot + 1) & (slots_.size() - 1)) {
       const std::uint32_t held = slots_[slot];
-      if (held == 0) {
-        names_.push_back(std::move(normal));
-        hashes_.push_back(hash);
-        slots_[slot] = static_cast<std::uint32_t>(names_.size());
-        return -1;
-      }
-      if (hashes_[held - 1] == hash && names_[held - 1] == normal) return static_cast<std::ptrdiff_t>(held - 1);
+      if (held == 0) return -1;
+      if (hashes_[held - 1] == hash && texts_[held - 1] == text) return static_cast<std::ptrdiff_t>(members_[held - 1]);
     }
+  }
+
+  void add(std::string text, std::size_t member) {
+    if ((texts_.size() + 1) * 2 > slots_.size()) grow();
+    const std::uint64_t hash = npyguard::detail::keyed_hash(text);
+    std::size_t slot = hash & (slots_.size() - 1);
+    while (slots_[slot] != 0) slot = (slot + 1) & (slots_.size() - 1);
+    texts_.push_back(std::move(text));
+    hashes_.push_back(hash);
+    members_.push_back(member);
+    slots_[slot] = static_cast<std::uint32_t>(texts_.size());
   }
 
 private:
   void grow() {
     std::vector<std::uint32_t> slots(slots_.empty() ? 16 : slots_.size() * 2, 0);
-    for (std::size_t i = 0; i < names_.size(); ++i) {
+    for (std::size_t i = 0; i < texts_.size(); ++i) {
       std::size_t slot = hashes_[i] & (slots.size() - 1);
       while (slots[slot] != 0) slot = (slot + 1) & (slots.size() - 1);
       slots[slot] = static_cast<std::uint32_t>(i + 1);
@@ -50,10 +57,39 @@ private:
     slots_ = std::move(slots);
   }
 
-  std::vector<std::string> names_;
+  std::vector<std::string> texts_;
   std::vector<std::uint64_t> hashes_;
+  std::vector<std::size_t> members_;
   std::vector<std::uint32_t> slots_;
 };
+
+// Names equal after NFC are one member to a reader that normalises; and
+// numpy's NpzFile looks a key up among the names first, so a member whose
+// key is another member's name ("a.npy.npy" beside "a.npy") cannot be
+// read under its key.
+std::optional<error> check_unique(const entry& e, std::size_t index, const std::vector<entry>& entries,
+                                  string_index& names, string_index& keys) {
+  std::string name = nfc(e.name);
+  std::string key = nfc(e.key);
+  const auto earlier = [&](std::ptrdiff_t other) {
+    return "member " + std::to_string(other) + "'s (\"" + entries[static_cast<std::size_t>(other)].name + "\")";
+  };
+  if (const std::ptrdiff_t other = names.find(name); other >= 0) {
+    return fail(error_code::duplicate_name, e.central_offset,
+                "the name repeats " + earlier(other) + " after Unicode NFC normalisation", e.name);
+  }
+  if (const std::ptrdiff_t other = keys.find(name); other >= 0) {
+    return fail(error_code::duplicate_name, e.central_offset,
+                "the name is the key of " + earlier(other) + ": numpy would serve this member under that key", e.name);
+  }
+  if (const std::ptrdiff_t other = names.find(key); other >= 0) {
+    return fail(error_code::duplicate_name, e.central_offset,
+                "the key is the name of " + earlier(other) + ": numpy would serve that member under this key", e.name);
+  }
+  names.add(std::move(name), index);
+  keys.add(std::move(key), index);
+  return std::nullopt;
+}
 
 // The Zip64 extra field of a central header holds exactly the saturated
 // values, 8 bytes each, in APPNOTE 4.5.3's order.
@@ -135,7 +171,8 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
                                             const options& opts, std::vector<entry>& entries) {
   entries.clear();
   entries.reserve(static_cast<std::size_t>(std::min(where.entries, where.cd_size / central::size)));
-  name_set names;
+  string_index names;
+  string_index keys;
   std::uint64_t total = 0;
   std::uint64_t pos = where.cd_offset;
   for (std::uint64_t index = 0; index < where.entries; ++index) {
@@ -220,12 +257,7 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
       return fail(error_code::name_mismatch, extra.unicode_path->at,
                   "the Unicode Path extra field names the member differently from its header", e.name);
     }
-    if (const std::ptrdiff_t earlier = names.insert(nfc(e.name)); earlier >= 0) {
-      return fail(error_code::duplicate_name, pos,
-                  "the member name repeats member " + to_string(earlier) + "'s (\"" +
-                      entries[static_cast<std::size_t>(earlier)].name + "\") after Unicode NFC normalisation",
-                  e.name);
-    }
+    if (auto failure = check_unique(e, entries.size(), entries, names, keys)) return failure;
     // Bounds, sizes, ratio, total.
     const auto extent = npyguard::detail::checked_add(local::size + name_length, e.compressed.value,
                                                       std::numeric_limits<std::uint64_t>::max());

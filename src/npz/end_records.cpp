@@ -123,6 +123,11 @@ std::optional<error> read_zip64(archive_reader& reader, const end_window& window
     return fail(error_code::bad_eocd, eocd_offset + eocd::disk_entries,
                 "the entries on this disk differ from the total entries");
   }
+  // No writer puts Zip64 records around an empty directory, and numpy
+  // cannot open the result (its first bytes are then PK\6\6).
+  if (wide.total_entries == 0) {
+    return fail(error_code::bad_zip64_eocd, locator, "Zip64 end records in an archive without members");
+  }
   fields = wide;
   out.zip64 = true;
   out.zip64_record_offset = record;

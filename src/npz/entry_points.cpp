@@ -28,6 +28,7 @@ archive_result validate_spooled(byte_source& source, const options& opts) {
     const std::uint64_t room = limit - std::min<std::uint64_t>(limit, have);
     // Ask one byte past the limit so that a longer stream is seen.
     const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::size_t>(65536, have), room + 1));
+    bytes.reserve(have + chunk); // exactly: resize alone may double the capacity past the limit
     bytes.resize(have + chunk);
     const std::ptrdiff_t got = source.read(bytes.data() + have, chunk);
     if (got < 0) return npyguard::detail::read_error_from(got);

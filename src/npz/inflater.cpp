@@ -20,9 +20,8 @@ inflater::status inflater::inflate(unsigned char* out, std::size_t size, std::si
   written = 0;
   if (ended_) return status::ended;
   while (written < size) {
-    if (stream_.avail_in == 0) {
-      const std::uint64_t left = member_.compressed.value - fed_;
-      if (left == 0) return status::exhausted;
+    const std::uint64_t left = member_.compressed.value - fed_;
+    if (stream_.avail_in == 0 && left > 0) {
       const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, left));
       const unsigned char* in = nullptr;
       if ((failure = reader_.view(member_.data_start + fed_, chunk, in))) return status::exhausted;
@@ -31,18 +30,24 @@ inflater::status inflater::inflate(unsigned char* out, std::size_t size, std::si
       fed_ += chunk;
       chunk_ = std::min(chunk_ * 2, max_chunk);
     }
+    // Called even when every compressed byte was fed: zlib may hold bits
+    // that still make output (a call that filled the output buffer can have
+    // consumed the last input bytes with their symbols not yet written).
     const std::size_t want = std::min<std::size_t>(size - written, max_chunk);
     stream_.next_out = out + written;
     stream_.avail_out = static_cast<uInt>(want);
     const int code = ::inflate(&stream_, Z_NO_FLUSH);
-    written += want - stream_.avail_out;
+    const std::size_t made = want - stream_.avail_out;
+    written += made;
     if (code == Z_STREAM_END) {
       ended_ = true;
       return written == size ? status::ok : status::ended;
     }
     if (code == Z_MEM_ERROR) throw std::bad_alloc();
     if (code == Z_DATA_ERROR || code == Z_NEED_DICT || code == Z_STREAM_ERROR) return status::corrupt;
-    // Z_OK, or Z_BUF_ERROR (no progress possible): more input comes next.
+    // Z_OK or Z_BUF_ERROR: without input left and without progress, the
+    // stream ends before its final block.
+    if (stream_.avail_in == 0 && member_.compressed.value == fed_ && made == 0) return status::exhausted;
   }
   return status::ok;
 }

@@ -138,6 +138,10 @@ std::optional<error> check_entry(archive_reader& reader, const directory_locatio
                 e.name);
   }
   if (extra.unicode_path) {
+    if (extra.unicode_path->length < 5) {
+      return fail(error_code::bad_extra_field, extra.unicode_path->at, "the Unicode Path extra field is too short",
+                  e.name);
+    }
     if (!unicode_path_agrees(*extra.unicode_path, e.raw_name, e.name)) {
       return fail(error_code::name_mismatch, extra.unicode_path->at,
                   "the local Unicode Path extra field names the member differently from its header", e.name);

@@ -14,6 +14,8 @@ namespace npyguard::npz::detail {
 
 namespace {
 
+constexpr std::size_t max_combining_marks = 30;
+
 constexpr std::uint16_t cp437_high[128] = {
 #include "npz/cp437.inc"
 };
@@ -76,6 +78,7 @@ bool decode_name(const unsigned char* raw, std::size_t length, bool utf8_flag, s
 std::optional<error> check_name(const unsigned char* raw, std::size_t length, bool utf8_flag,
                                 const std::string& decoded, std::uint64_t at, std::string& key) {
   const auto* text = reinterpret_cast<const unsigned char*>(decoded.data());
+  std::size_t marks = 0; // combining marks in a row
   for (std::size_t i = 0; i < decoded.size();) {
     std::uint32_t c = text[i];
     std::size_t step = 1;
@@ -89,6 +92,13 @@ std::optional<error> check_name(const unsigned char* raw, std::size_t length, bo
                             : c == '\\' ? "holds a backslash"
                                         : "holds the character " + code_point_text(c) +
                                               " (a control or bidirectional formatting character)");
+    }
+    // Unicode's stream-safe limit (UAX #15): more marks in a row have no
+    // use in a name, and NFC orders a run of them in quadratic time.
+    marks = utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class != 0 ? marks + 1 : 0;
+    if (marks > max_combining_marks) {
+      return name_error(at, "has more than " + std::to_string(max_combining_marks) +
+                                " combining marks in a row (Unicode's stream-safe limit)");
     }
     i += step;
   }

@@ -17,16 +17,22 @@ error shrank() { return error{error_code::io_error, std::nullopt, "the archive s
 
 std::optional<error> archive_reader::view(std::uint64_t offset, std::size_t length, const unsigned char*& out,
                                           std::size_t ahead) {
+  const bool held = offset >= window_offset_ && offset + length <= window_offset_ + window_length_;
+  const std::size_t wanted = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(length, ahead), size_ - offset));
   if (memory_ != nullptr) {
+    // No copy; bytes_read counts what a source would have been asked for.
     out = memory_ + offset;
-    bytes_read_ += length;
+    if (!held) {
+      bytes_read_ += wanted;
+      window_offset_ = offset;
+      window_length_ = wanted;
+    }
     return std::nullopt;
   }
-  if (offset >= window_offset_ && offset + length <= window_offset_ + window_length_) {
+  if (held) {
     out = window_.data() + (offset - window_offset_);
     return std::nullopt;
   }
-  const std::size_t wanted = static_cast<std::size_t>(std::min<std::uint64_t>(std::max(length, ahead), size_ - offset));
   if (window_.size() < wanted) window_.resize(std::max(wanted, min_window));
   window_length_ = 0;
   if (auto failure = read(offset, window_.data(), wanted)) return failure;
