@@ -21,7 +21,7 @@
 
 // libFuzzer's own byte-level mutator; absent (null) in the replay build.
 extern "C" __attribute__((weak)) std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size,
-                                                               std::size_t max_size);
+                                                              std::size_t max_size);
 
 namespace npyguard::fuzz::npz_mutator {
 
@@ -286,53 +286,55 @@ inline void mutate(archive& a, std::mt19937& random, std::size_t max_size) {
   }
   member& m = a.members[pick(a.members.size())];
   switch (pick(20)) {
-  case 0:
-  case 1:
-  case 2:
-  case 3:
-  case 4: mutate_bytes(m.data, std::max<std::size_t>(m.data.size() * 2, 256), random); break; // the .npy
-  case 5: mutate_bytes(m.name, 64, random); break;
-  case 6: m.local_name_override = m.name + "x"; break;
-  case 7: m.flags ^= static_cast<std::uint16_t>(1u << pick(16)); break;
-  case 8: m.method = pick(2) ? static_cast<std::uint16_t>(pick(100)) : static_cast<std::uint16_t>(8 - m.method); break;
-  case 9:
-    m.descriptor = !m.descriptor;
-    m.flags = static_cast<std::uint16_t>(m.descriptor ? m.flags | 8 : m.flags & ~8);
-    break;
-  case 10: m.local_zip64 = !m.local_zip64; break;
-  case 11: { // an extra field record, central or local
-    std::string record;
-    const std::uint16_t tags[] = {0x0001, 0x7075, 0x5455, 0xa11e, 0x9901, 0xCAFE};
-    put(record, tags[pick(6)], 2);
-    std::string payload(pick(24), static_cast<char>(pick(256)));
-    if (pick(2)) {
-      payload = std::string(1, '\x01');
-      put(payload, crc_of(m.name), 4);
-      payload += m.name;
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4: mutate_bytes(m.data, std::max<std::size_t>(m.data.size() * 2, 256), random); break; // the .npy
+    case 5: mutate_bytes(m.name, 64, random); break;
+    case 6: m.local_name_override = m.name + "x"; break;
+    case 7: m.flags ^= static_cast<std::uint16_t>(1u << pick(16)); break;
+    case 8:
+      m.method = pick(2) ? static_cast<std::uint16_t>(pick(100)) : static_cast<std::uint16_t>(8 - m.method);
+      break;
+    case 9:
+      m.descriptor = !m.descriptor;
+      m.flags = static_cast<std::uint16_t>(m.descriptor ? m.flags | 8 : m.flags & ~8);
+      break;
+    case 10: m.local_zip64 = !m.local_zip64; break;
+    case 11: { // an extra field record, central or local
+      std::string record;
+      const std::uint16_t tags[] = {0x0001, 0x7075, 0x5455, 0xa11e, 0x9901, 0xCAFE};
+      put(record, tags[pick(6)], 2);
+      std::string payload(pick(24), static_cast<char>(pick(256)));
+      if (pick(2)) {
+        payload = std::string(1, '\x01');
+        put(payload, crc_of(m.name), 4);
+        payload += m.name;
+      }
+      put(record, payload.size(), 2);
+      record += payload;
+      (pick(2) ? m.central_extra : m.local_extra) += record;
+      break;
     }
-    put(record, payload.size(), 2);
-    record += payload;
-    (pick(2) ? m.central_extra : m.local_extra) += record;
-    break;
-  }
-  case 12: mutate_bytes(pick(2) ? m.central_extra : m.local_extra, 96, random); break;
-  case 13: m.external = pick(2) ? (0120777u << 16) : static_cast<std::uint32_t>(random()); break;
-  case 14: m.central_crc = crc_of(m.data) ^ (1u << pick(32)); break;
-  case 15: m.after = std::string(1 + pick(8), 'G'); break;
-  case 16: a.members.push_back(a.members[pick(a.members.size())]); break; // a duplicate
-  case 17: {
-    a.central_order.clear();
-    for (std::size_t i = a.members.size(); i-- > 0;) a.central_order.push_back(i);
-    break;
-  }
-  case 18: a.zip64_end = !a.zip64_end; break;
-  default:
-    if (pick(2)) {
-      a.comment = pick(2) ? std::string() : std::string(1 + pick(4), 'c');
-    } else {
-      a.prefix = pick(2) ? std::string() : std::string(1 + pick(8), 'p');
+    case 12: mutate_bytes(pick(2) ? m.central_extra : m.local_extra, 96, random); break;
+    case 13: m.external = pick(2) ? (0120777u << 16) : static_cast<std::uint32_t>(random()); break;
+    case 14: m.central_crc = crc_of(m.data) ^ (1u << pick(32)); break;
+    case 15: m.after = std::string(1 + pick(8), 'G'); break;
+    case 16: a.members.push_back(a.members[pick(a.members.size())]); break; // a duplicate
+    case 17: {
+      a.central_order.clear();
+      for (std::size_t i = a.members.size(); i-- > 0;) a.central_order.push_back(i);
+      break;
     }
-    break;
+    case 18: a.zip64_end = !a.zip64_end; break;
+    default:
+      if (pick(2)) {
+        a.comment = pick(2) ? std::string() : std::string(1 + pick(4), 'c');
+      } else {
+        a.prefix = pick(2) ? std::string() : std::string(1 + pick(8), 'p');
+      }
+      break;
   }
   (void)max_size;
 }
