@@ -83,7 +83,7 @@ std::optional<error> check_descriptor(archive_reader& reader, std::uint64_t at, 
 }
 
 // One local entry starting at `expected`; advances `expected` past it.
-std::optional<error> check_entry(archive_reader& reader, const directory_location& where, entry& e,
+std::optional<error> check_entry(archive_reader& reader, const directory_location& where, entry& e, std::size_t ahead,
                                  std::uint64_t& expected) {
   const std::uint64_t at = e.local_offset.value;
   if (at > expected) {
@@ -102,7 +102,7 @@ std::optional<error> check_entry(archive_reader& reader, const directory_locatio
   }
   const unsigned char* h = nullptr;
   // Phase D placed 30 bytes, the central name and the data before the directory.
-  if (auto failure = reader.view(at, local::size, h, local::size + e.raw_name.size() + 64)) return failure;
+  if (auto failure = reader.view(at, local::size, h, ahead)) return failure;
   if (load32(h) != local_signature) {
     return fail(error_code::bad_local_header, at, "no local header signature (PK\\3\\4) where the directory says",
                 e.name);
@@ -176,8 +176,21 @@ std::optional<error> check_local_entries(archive_reader& reader, const directory
     return entries[a].local_offset.value < entries[b].local_offset.value;
   });
   std::uint64_t expected = 0;
-  for (const std::uint32_t index : order) {
-    if (auto failure = check_entry(reader, where, entries[index], expected)) return failure;
+  // Each read covers this entry's header and those of the entries that
+  // start within the next 64 KiB (small members lie together): one read for
+  // many headers, and never a large member's data.
+  constexpr std::uint64_t span = std::uint64_t{64} * 1024;
+  const auto header_end = [&entries](std::uint32_t index) {
+    return entries[index].local_offset.value + local::size + entries[index].raw_name.size() + 64;
+  };
+  std::size_t last = 0; // the furthest entry the current read covers
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::uint64_t start = entries[order[k]].local_offset.value;
+    last = std::max(last, k);
+    while (last + 1 < order.size() && header_end(order[last + 1]) - start <= span) ++last;
+    const std::uint64_t end = std::max(header_end(order[k]), header_end(order[last]));
+    const auto ahead = static_cast<std::size_t>(std::min(end - start, std::max(span, header_end(order[k]) - start)));
+    if (auto failure = check_entry(reader, where, entries[order[k]], ahead, expected)) return failure;
   }
   if (expected != where.cd_offset) {
     if (expected == 0) {

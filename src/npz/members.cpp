@@ -17,6 +17,8 @@ namespace {
 
 using std::to_string;
 
+constexpr std::size_t small_member = std::size_t{64} * 1024;
+
 // A stored member read through the archive: bytes [0, size) of the member
 // are the archive's bytes from data_start. A read error is kept for the
 // caller (the pipeline sees -EIO).
@@ -28,7 +30,13 @@ public:
     if (offset >= entry_.uncompressed.value) return 0;
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size, entry_.uncompressed.value - offset));
     try {
-      failure = reader_.read(entry_.data_start + offset, buffer, n);
+      // A small member is read with what follows it (the next entries' local
+      // headers and first bytes, usually): one read serves many members.
+      // A large one is read no further than asked.
+      const std::size_t ahead = entry_.uncompressed.value <= small_member ? small_member : n;
+      const unsigned char* bytes = nullptr;
+      failure = reader_.view(entry_.data_start + offset, n, bytes, ahead);
+      if (!failure && n != 0) std::memcpy(buffer, bytes, n);
     } catch (const std::bad_alloc&) {
       failure = error{error_code::out_of_memory, std::nullopt, "out of memory", std::nullopt, std::nullopt};
     }
