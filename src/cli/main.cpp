@@ -23,8 +23,8 @@ int run(int argc, char** argv) {
   std::setvbuf(stdout, output_buffer, _IOFBF, sizeof output_buffer);
 
   CLI::App app{
-      "npyguard: decide whether NumPy .npy files are well formed, from the header and the file size\n"
-      "alone, before anything reads the data.",
+      "npyguard: decide whether NumPy .npy files and .npz archives are well formed, from their headers\n"
+      "and structure alone, before anything reads the data.",
       "npyguard"};
   app.set_version_flag("--version", std::string("npyguard ") + npyguard::version());
   app.require_subcommand(1);
@@ -32,7 +32,8 @@ int run(int argc, char** argv) {
              exit_status_text);
 
   check_settings settings;
-  CLI::App* check = app.add_subcommand("check", "Validate .npy files against the npyguard acceptance policy");
+  CLI::App* check =
+      app.add_subcommand("check", "Validate .npy files and .npz archives against the npyguard acceptance policy");
   check->add_flag("--json", settings.json,
                   "One JSON object per line per file: file (file_bytes too when the name is not UTF-8), valid, and "
                   "version, shape, fortran_order, descr (numpy's repr of dtype_to_descr), dtype (numpy's dtype.str, "
@@ -40,11 +41,12 @@ int run(int argc, char** argv) {
                   "data_alignment, count, nbytes, data_is_pickle; or error {code, offset, message}");
   check->add_flag("-q,--quiet", settings.quiet,
                   "Print only invalid and unreadable files, without the excerpt; no summary, no progress");
-  check->add_flag("-r,--recursive", settings.walk.recursive,
-                  "Check the files in directories, recursively: regular *.npy files, in sorted order; symbolic "
-                  "links inside directories are not followed");
+  check->add_flag(
+      "-r,--recursive", settings.walk.recursive,
+      "Check the files in directories, recursively: regular *.npy and *.npz files, in sorted order; symbolic "
+      "links inside directories are not followed");
   CLI::Option* recursive = check->get_option("--recursive");
-  check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy")
+  check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy and *.npz")
       ->needs(recursive);
   check->add_option("-j,--jobs", settings.jobs, "Files checked in parallel, 1 to 1024 (default: the number of cores)")
       ->transform(decimal_number(1, 1024))
@@ -64,10 +66,13 @@ int run(int argc, char** argv) {
       "shown as \\xNN). In names, \\xNN is a control byte or a byte that is not UTF-8, and \\uNNNN a C1 or\n"
       "bidirectional control character. A summary 'N files: V valid, I invalid' goes to standard error\n"
       "when more than one file was checked, and a progress line too when it is a terminal and the run\n"
-      "is long (neither with -q).\n" +
+      "is long (neither with -q). An archive is one line: 'FILE: ok, npz, N members, nbytes N', or its\n"
+      "error as 'FILE:MEMBER:OFFSET: ...' (OFFSET inside the member) for a .npy error in a member, else\n"
+      "'FILE:OFFSET: CODE: member NAME: message' with the archive offset.\n" +
       std::string(exit_status_text));
 
-  CLI::App* inspect = app.add_subcommand("inspect", "Show everything the header says about one .npy file");
+  CLI::App* inspect = app.add_subcommand(
+      "inspect", "Show everything the header says about one .npy file, or every member of an .npz archive");
   std::string inspect_file;
   bool inspect_json = false;
   inspect->add_flag("--json", inspect_json,
