@@ -846,3 +846,22 @@ TEST_CASE("review findings: shadowed keys, combining marks, an empty Zip64 archi
     require_error(check_zip(zip.bytes), error_code::bad_extra_field, zip.entries[0].local + 35 + 20, "a.npy");
   }
 }
+
+TEST_CASE("a source that answers short (the archive shrank) is io_error", "[npz][entry]") {
+  const zip_archive zip = two_members();
+  struct shrinking final : npyguard::random_access_source {
+    std::string bytes;
+    std::uint64_t claimed = 0;
+    std::uint64_t size() const noexcept override { return claimed; }
+    std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+      if (offset >= bytes.size()) return 0;
+      const std::size_t n = std::min<std::size_t>(size, bytes.size() - offset);
+      std::memcpy(buffer, bytes.data() + offset, n);
+      return static_cast<std::ptrdiff_t>(n);
+    }
+  };
+  shrinking source;
+  source.bytes = zip.bytes;
+  source.claimed = zip.bytes.size() + 10;
+  require_error(npyguard::npz::validate_source(source), error_code::io_error, std::nullopt);
+}

@@ -286,6 +286,16 @@ void write_dtype_tree(json_writer& out, const npyguard::dtype& type) {
   out.end_object();
 }
 
+// "nbytes": null when the data is a pickle of unknown length.
+void write_nbytes(json_writer& out, const npyguard::header& model) {
+  out.key("nbytes");
+  if (model.data_is_pickle) {
+    out.null();
+  } else {
+    out.number(model.nbytes);
+  }
+}
+
 // "file", and "file_bytes" when the name is not UTF-8.
 void write_file_keys(json_writer& out, const std::string& file) {
   const bool utf8 = is_valid_utf8(file);
@@ -365,12 +375,7 @@ void write_verdict(json_writer& out, const std::string& file, const npyguard::re
     out.number(model->descr.itemsize);
     out.key("kind");
     out.string(std::string(1, numpy_kind(model->descr.kind)));
-    out.key("nbytes");
-    if (model->data_is_pickle) {
-      out.null();
-    } else {
-      out.number(model->nbytes);
-    }
+    write_nbytes(out, *model);
     out.key("shape");
     write_shape(out, model->shape);
     out.key("valid");
@@ -414,12 +419,7 @@ void write_archive(json_writer& out, const std::string& file, const npyguard::np
       out.string(member.key);
       out.key("name");
       out.string(member.name);
-      out.key("nbytes");
-      if (model.data_is_pickle) {
-        out.null();
-      } else {
-        out.number(model.nbytes);
-      }
+      write_nbytes(out, model);
       out.key("shape");
       write_shape(out, model.shape);
       out.end_object();

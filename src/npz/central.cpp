@@ -70,7 +70,9 @@ private:
 std::optional<error> check_unique(const entry& e, std::size_t index, const std::vector<entry>& entries,
                                   string_index& names, string_index& keys) {
   std::string name = nfc(e.name);
-  std::string key = nfc(e.key);
+  // NFC leaves the ASCII ".npy" alone (nothing composes with a '.'), so the
+  // key's NFC form is the name's without it.
+  std::string key = name.substr(0, name.size() - 4);
   const auto earlier = [&](std::ptrdiff_t other) {
     return "member " + std::to_string(other) + "'s (\"" + entries[static_cast<std::size_t>(other)].name + "\")";
   };

@@ -1,7 +1,6 @@
 #include "npz/reader.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/io_error.hpp"
 
@@ -10,8 +9,6 @@ namespace npyguard::npz::detail {
 namespace {
 
 constexpr std::size_t min_window = std::size_t{64} * 1024;
-
-error shrank() { return error{error_code::io_error, std::nullopt, "the archive shrank while it was read", {}, {}}; }
 
 } // namespace
 
@@ -33,24 +30,22 @@ std::optional<error> archive_reader::view(std::uint64_t offset, std::size_t leng
     out = window_.data() + (offset - window_offset_);
     return std::nullopt;
   }
-  if (window_.size() < wanted) window_.resize(std::max(wanted, min_window));
-  window_length_ = 0;
-  if (auto failure = read(offset, window_.data(), wanted)) return failure;
-  window_offset_ = offset;
-  window_length_ = wanted;
+  if (auto failure = fill_window(offset, wanted)) return failure;
   out = window_.data();
   return std::nullopt;
 }
 
-std::optional<error> archive_reader::read(std::uint64_t offset, void* buffer, std::size_t length) {
+std::optional<error> archive_reader::fill_window(std::uint64_t offset, std::size_t length) {
+  if (window_.size() < length) window_.resize(std::max(length, min_window));
+  window_length_ = 0;
   bytes_read_ += length;
-  if (memory_ != nullptr) {
-    std::memcpy(buffer, memory_ + offset, length);
-    return std::nullopt;
-  }
-  const std::ptrdiff_t got = source_->read_at(offset, buffer, length);
+  const std::ptrdiff_t got = source_->read_at(offset, window_.data(), length);
   if (got < 0) return npyguard::detail::read_error_from(got);
-  if (static_cast<std::size_t>(got) != length) return shrank();
+  if (static_cast<std::size_t>(got) != length) {
+    return error{error_code::io_error, std::nullopt, "the archive shrank while it was read"};
+  }
+  window_offset_ = offset;
+  window_length_ = length;
   return std::nullopt;
 }
 

@@ -33,11 +33,10 @@ public:
   [[nodiscard]] std::optional<error> view(std::uint64_t offset, std::size_t length, const unsigned char*& out,
                                           std::size_t ahead = 0);
 
-  // Copies `length` bytes at `offset` into `buffer` without the window (data
-  // streamed once: member prefixes, verification). Same errors.
-  [[nodiscard]] std::optional<error> read(std::uint64_t offset, void* buffer, std::size_t length);
-
 private:
+  // Reads `length` bytes at `offset` from the source into the window.
+  [[nodiscard]] std::optional<error> fill_window(std::uint64_t offset, std::size_t length);
+
   random_access_source* source_ = nullptr;
   const unsigned char* memory_ = nullptr;
   std::uint64_t size_ = 0;
