@@ -604,6 +604,34 @@ TEST_CASE("phase F: every member is a valid .npy", "[npz][members]") {
     require_error(check_zip(short_member.bytes), error_code::truncated_data, short_member.entries[0].data, "a.npy",
                   ints.size() - 1);
   }
+  SECTION("at most 32 dimensions, numpy 1.24's array limit, whatever max_ndim allows") {
+    const auto shape_of = [](int ndim) {
+      std::string dims;
+      for (int i = 0; i < ndim; ++i) dims += "1, ";
+      return npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (" + dims + "), }", 1, 1);
+    };
+    const std::string ok32 = shape_of(32);
+    const std::string bad33 = shape_of(33);
+    // The 33rd dimension: after "(" and 32 times "1, ".
+    const std::uint64_t at = offset_of(bad33, "(") + 1 + 32 * 3;
+    require_ok(check_zip(build_zip({stored("a.npy", ok32)}).bytes));
+    const zip_archive zip = build_zip({stored("a.npy", bad33)});
+    require_error(check_zip(zip.bytes), error_code::too_many_dimensions, zip.entries[0].data + at, "a.npy", at);
+    CHECK(check_zip(zip.bytes).failure().message.find("numpy 1.24") != std::string::npos);
+    require_error(check_zip(zip.bytes, npyguard::options::loosest()), error_code::too_many_dimensions,
+                  zip.entries[0].data + at, "a.npy", at);
+    // The same member as a .npy file is within the default max_ndim of 64.
+    require_ok(npyguard::validate_buffer(bad33.data(), bad33.size()));
+    // A lower max_ndim applies to members as it does to files.
+    npyguard::options opts;
+    opts.limits.max_ndim = 2;
+    const std::string three = npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (1, 1, 1), }", 1, 1);
+    const zip_archive small = build_zip({stored("a.npy", three)});
+    const std::uint64_t third = offset_of(three, "(") + 1 + 2 * 3;
+    require_error(check_zip(small.bytes, opts), error_code::too_many_dimensions, small.entries[0].data + third, "a.npy",
+                  third);
+    CHECK(check_zip(small.bytes, opts).failure().message.find("(limits.max_ndim)") != std::string::npos);
+  }
   SECTION("a member header above the limit") {
     npyguard::options opts;
     opts.limits.max_header_bytes = 10;

@@ -63,7 +63,9 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
       ->default_val(opts.limits.max_depth)
       ->transform(decimal_number(0, npyguard::hard_max_depth))
       ->type_name("N");
-  command.add_option("--max-ndim", opts.limits.max_ndim, "Most dimensions in the shape")
+  command
+      .add_option("--max-ndim", opts.limits.max_ndim,
+                  "Most dimensions in the shape (.npz members: at most 32, numpy 1.24's array limit)")
       ->default_val(opts.limits.max_ndim)
       ->transform(decimal_number(0, UINT32_MAX))
       ->type_name("N");

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "npy/framing.hpp"
 #include "npy/pipeline.hpp"
@@ -134,10 +135,35 @@ result validate_deflated(archive_reader& reader, const entry& e, const options& 
   return checked;
 }
 
+// numpy 1.24 builds arrays of at most 32 dimensions (NPY_MAXDIMS): np.load of
+// a member with more fails, so an archive holding one is not one numpy reads
+// (SPEC-npz rule 1), whatever limits.max_ndim allows for a .npy file.
+constexpr std::uint32_t numpy_array_ndim = 32;
+
+options member_options(const options& opts, bool& capped) {
+  options out = opts;
+  capped = out.limits.max_ndim > numpy_array_ndim;
+  if (capped) out.limits.max_ndim = numpy_array_ndim;
+  return out;
+}
+
+// The shape's too_many_dimensions under the cap says why the limit is 32.
+error explain_cap(error failure) {
+  const std::string_view shape_limit = "shape has more than 32 dimensions (limits.max_ndim)";
+  if (failure.code == error_code::too_many_dimensions && failure.message == shape_limit) {
+    failure.message =
+        "shape has more than 32 dimensions: numpy 1.24 builds no array of more, so np.load of this "
+        "member fails (limits.max_ndim applies to .npy files)";
+  }
+  return failure;
+}
+
 } // namespace
 
-std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries, const options& opts,
-                                      std::vector<member>& out) {
+std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries,
+                                      const options& archive_opts, std::vector<member>& out) {
+  bool capped = false;
+  const options opts = member_options(archive_opts, capped);
   out.reserve(entries.size());
   for (const entry& e : entries) {
     std::optional<error> archive_failure; // the archive's own (reads, inflation)
@@ -147,7 +173,7 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
       if (!archive_failure->member) archive_failure->member = e.name;
       return archive_failure;
     }
-    if (!checked.ok()) return inside(checked.failure(), e);
+    if (!checked.ok()) return inside(capped ? explain_cap(checked.failure()) : checked.failure(), e);
     member m;
     m.name = e.name;
     m.key = e.key;

@@ -664,9 +664,14 @@ def explain(buf, verdict, code, offset=None):
     ``offset``) of a file numpy reads: (IDs that match with this code, IDs
     that match only with other codes, "ID: exception" for predicates that
     raised, which are harness bugs)."""
-    facts = Facts(buf, verdict, code, offset)
+    return match_classes(CLASSES, Facts(buf, verdict, code, offset), code)
+
+
+def match_classes(classes, facts, code):
+    """(IDs of ``classes`` whose predicate matches ``facts`` with ``code``,
+    IDs matching with other codes, "ID: exception" for predicates that raised)."""
     matching, other, errors = [], [], []
-    for cls in CLASSES:
+    for cls in classes:
         try:
             hit = cls.predicate(facts)
         except Exception as exc:  # noqa: BLE001 - reported, never silently a match
@@ -679,8 +684,9 @@ def explain(buf, verdict, code, offset=None):
     return matching, other, errors
 
 
-def doc_rows(markdown_text):
-    """(ID, row text) for every row of a table whose first header is 'id'."""
+def doc_rows(markdown_text, archives=False):
+    """(ID, row text) for every row of a table whose first header is 'id':
+    the .npy rows, or with ``archives`` the .npz rows (IDs npz-*)."""
     rows, in_table = [], False
     for line in markdown_text.splitlines():
         if not line.lstrip().startswith("|"):
@@ -691,20 +697,21 @@ def doc_rows(markdown_text):
             in_table = True
         elif in_table and not set(first) <= set("-: "):
             rows.append((first.strip("`"), line))
-    # The .npz rows (IDs npz-*) concern archives, which this header-level
-    # harness does not generate: tests/npz/ holds their archives and numpy's
-    # verdicts.
-    return [(i, line) for i, line in rows if not i.startswith("npz-")]
+    # The .npz rows (IDs npz-*) concern archives: npz_deviations.py holds
+    # their classes and npz_run.py checks them.
+    return [(i, line) for i, line in rows if i.startswith("npz-") == archives]
 
 
-def doc_problems(markdown_text, where="docs/deviations.md"):
-    """Disagreements between CLASSES and the document: IDs on one side only,
-    IDs listed twice, class codes the row does not name."""
-    rows = doc_rows(markdown_text)
+def doc_problems(markdown_text, where="docs/deviations.md", classes=CLASSES, archives=False):
+    """Disagreements between ``classes`` (default: the .npy ones) and the
+    document's rows of that kind: IDs on one side only, IDs listed twice,
+    class codes the row does not name."""
+    rows = doc_rows(markdown_text, archives)
     listed = [i for i, _ in rows]
     text_of = dict(rows)
+    by_id = {cls.id: cls for cls in classes}
     problems = []
-    for cls in CLASSES:
+    for cls in classes:
         if cls.id not in text_of:
             problems.append("class %s is not an ID in %s" % (cls.id, where))
             continue
@@ -712,8 +719,8 @@ def doc_problems(markdown_text, where="docs/deviations.md"):
             if "`%s`" % code not in text_of[cls.id]:
                 problems.append("%s row %s does not name the code %s" % (where, cls.id, code))
     for i in listed:
-        if i not in BY_ID:
-            problems.append("%s lists %s, which has no class in deviations.py" % (where, i))
+        if i not in by_id:
+            problems.append("%s lists %s, which has no class in the harness" % (where, i))
     for i in sorted({i for i in listed if listed.count(i) > 1}):
         problems.append("%s lists %s twice" % (where, i))
     return problems

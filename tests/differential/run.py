@@ -21,7 +21,6 @@ written with a one-line JSON description to ``--violations DIR``.
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -219,12 +218,7 @@ def summary(cases, timings, args):
     unused = [cls.id for cls in deviations.CLASSES
               if not any(c.outcome == "numpy_only" and cls.id in c.explained_by for c in cases)]
     lines.append("    (not seen this run: %s)" % (", ".join(unused) or "none"))
-    row("npyguard accepts, numpy refuses", counts(lambda c: c.outcome == "npyguard_only"))
-    row("npyguard crashed or printed nothing", counts(lambda c: c.outcome == "tool"))
-    lines.append("violations:")
-    for rule, text in RULES.items():
-        row("%s  %s" % (rule, text), counts(lambda c, r=rule: c.violation is not None and c.violation[0] == r), 2)
-    lines.append("time: " + ", ".join("%s %.1f s" % kv for kv in timings.items()))
+    checking.summary_tail(lines, row, counts, RULES, timings)
     return "\n".join(lines)
 
 
@@ -281,14 +275,8 @@ def main(argv=None):
     timings["mutants"] = time.monotonic() - t1
     cases += replay_cases(args.replay)
     t2 = time.monotonic()
-    workdir = tempfile.mkdtemp(prefix="npyguard-diff-")
-    try:
+    with checking.scratch_directory("npyguard-diff-", args.keep) as workdir:
         check_all(args.tool, workdir, cases, args.batch)
-    finally:
-        if args.keep:
-            print("files kept in %s" % workdir)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
     timings["npyguard"] = time.monotonic() - t2
     t3 = time.monotonic()
     for case in cases:
