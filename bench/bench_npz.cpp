@@ -33,6 +33,29 @@ void run(benchmark::State& state, const std::string& path, bool verify) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(first.value().size));
 }
 
+// The same check on the archive held in memory (npz::validate_buffer):
+// what the I/O path costs on top.
+void run_buffer(benchmark::State& state, const std::string& path) {
+  std::string bytes;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    char chunk[65536];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.append(chunk, n);
+    std::fclose(f);
+  }
+  const npyguard::options opts;
+  const auto first = npyguard::npz::validate_buffer(bytes.data(), bytes.size(), opts);
+  if (!first.ok()) {
+    state.SkipWithError(("rejected: " + first.failure().message).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    const auto checked = npyguard::npz::validate_buffer(bytes.data(), bytes.size(), opts);
+    benchmark::DoNotOptimize(checked);
+  }
+  state.counters["members"] = static_cast<double>(first.value().members.size());
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes.size()));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -48,6 +71,8 @@ int main(int argc, char** argv) {
     const std::string path = paths.substr(begin, end - begin);
     benchmark::RegisterBenchmark(("BM_npz_check/" + path).c_str(),
                                  [path](benchmark::State& s) { run(s, path, false); });
+    benchmark::RegisterBenchmark(("BM_npz_check_buffer/" + path).c_str(),
+                                 [path](benchmark::State& s) { run_buffer(s, path); });
     benchmark::RegisterBenchmark(("BM_npz_verify/" + path).c_str(),
                                  [path](benchmark::State& s) { run(s, path, true); });
     begin = end + 1;

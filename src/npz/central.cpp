@@ -24,10 +24,10 @@ using std::to_string;
 // collide cannot make the check quadratic.
 class string_index {
 public:
-  // The member an equal string came from, or -1.
-  [[nodiscard]] std::ptrdiff_t find(const std::string& text) const {
+  // The member an equal string came from, or -1. `hash` is keyed_hash(text):
+  // a string is hashed once and looked up in both indexes.
+  [[nodiscard]] std::ptrdiff_t find(std::string_view text, std::uint64_t hash) const {
     if (slots_.empty()) return -1;
-    const std::uint64_t hash = npyguard::detail::keyed_hash(text);
     for (std::size_t slot = hash & (slots_.size() - 1);; slot = (slot + 1) & (slots_.size() - 1)) {
       const std::uint32_t held = slots_[slot];
       if (held == 0) return -1;
@@ -35,9 +35,8 @@ public:
     }
   }
 
-  void add(std::string text, std::size_t member) {
+  void add(std::string text, std::uint64_t hash, std::size_t member) {
     if ((texts_.size() + 1) * 2 > slots_.size()) grow();
-    const std::uint64_t hash = npyguard::detail::keyed_hash(text);
     std::size_t slot = hash & (slots_.size() - 1);
     while (slots_[slot] != 0) slot = (slot + 1) & (slots_.size() - 1);
     texts_.push_back(std::move(text));
@@ -72,24 +71,26 @@ std::optional<error> check_unique(const entry& e, std::size_t index, const std::
   std::string name = nfc(e.name);
   // NFC leaves the ASCII ".npy" alone (nothing composes with a '.'), so the
   // key's NFC form is the name's without it.
-  std::string key = name.substr(0, name.size() - 4);
+  const std::string_view key = std::string_view(name).substr(0, name.size() - 4);
   const auto earlier = [&](std::ptrdiff_t other) {
     return "member " + std::to_string(other) + "'s (\"" + entries[static_cast<std::size_t>(other)].name + "\")";
   };
-  if (const std::ptrdiff_t other = names.find(name); other >= 0) {
+  const std::uint64_t name_hash = npyguard::detail::keyed_hash(name);
+  const std::uint64_t key_hash = npyguard::detail::keyed_hash(key);
+  if (const std::ptrdiff_t other = names.find(name, name_hash); other >= 0) {
     return fail(error_code::duplicate_name, e.central_offset,
                 "the name repeats " + earlier(other) + " after Unicode NFC normalisation", e.name);
   }
-  if (const std::ptrdiff_t other = keys.find(name); other >= 0) {
+  if (const std::ptrdiff_t other = keys.find(name, name_hash); other >= 0) {
     return fail(error_code::duplicate_name, e.central_offset,
                 "the name is the key of " + earlier(other) + ": numpy would serve this member under that key", e.name);
   }
-  if (const std::ptrdiff_t other = names.find(key); other >= 0) {
+  if (const std::ptrdiff_t other = names.find(key, key_hash); other >= 0) {
     return fail(error_code::duplicate_name, e.central_offset,
                 "the key is the name of " + earlier(other) + ": numpy would serve that member under this key", e.name);
   }
-  names.add(std::move(name), index);
-  keys.add(std::move(key), index);
+  keys.add(std::string(key), key_hash, index);
+  names.add(std::move(name), name_hash, index);
   return std::nullopt;
 }
 

@@ -16,13 +16,21 @@
 
 namespace npyguard::npz::detail {
 
+// One inflater serves every member of an archive in turn: start() resets
+// zlib's state and keeps its allocations (the 32 KiB window among them), so
+// a thousand small members cost one setup, not a thousand.
 class inflater {
 public:
   // Throws std::bad_alloc when zlib cannot allocate its state.
-  inflater(archive_reader& reader, const entry& member);
+  explicit inflater(archive_reader& reader);
   ~inflater();
   inflater(const inflater&) = delete;
   inflater& operator=(const inflater&) = delete;
+
+  // Begins `member`'s stream (which must outlive the use). A member whose
+  // compressed bytes fit in 64 KiB is read with what follows it, so one read
+  // of the archive serves many small members.
+  void start(const entry& member) noexcept;
 
   enum class status {
     ok,        // `size` bytes written
@@ -40,7 +48,7 @@ public:
 
 private:
   archive_reader& reader_;
-  const entry& member_;
+  const entry* member_ = nullptr;
   z_stream stream_{};
   std::uint64_t fed_ = 0;   // compressed bytes handed to zlib
   std::size_t chunk_ = 512; // the next read's size, doubling up to 64 KiB

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -54,7 +55,7 @@ private:
 // section 9; the pipeline reads them as an input of the declared size.
 class deflate_prefix final : public random_access_source {
 public:
-  deflate_prefix(archive_reader& reader, const entry& e) : entry_(e), inflater_(reader, e) {}
+  deflate_prefix(inflater& stream, const entry& e) noexcept : entry_(e), inflater_(stream) { inflater_.start(e); }
   [[nodiscard]] std::uint64_t size() const noexcept override { return entry_.uncompressed.value; }
   std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
     if (offset >= bytes_.size()) return 0;
@@ -96,7 +97,7 @@ public:
 
 private:
   const entry& entry_;
-  inflater inflater_;
+  inflater& inflater_;
   std::vector<unsigned char> bytes_;
 };
 
@@ -120,8 +121,8 @@ result validate_stored(archive_reader& reader, const entry& e, const options& op
   return checked;
 }
 
-result validate_deflated(archive_reader& reader, const entry& e, const options& opts, std::optional<error>& failure) {
-  deflate_prefix prefix(reader, e);
+result validate_deflated(inflater& stream, const entry& e, const options& opts, std::optional<error>& failure) {
+  deflate_prefix prefix(stream, e);
   if ((failure = prefix.fill(npyguard::detail::max_preamble_size))) return *failure;
   unsigned char preamble_bytes[npyguard::detail::max_preamble_size];
   const auto held = static_cast<std::size_t>(prefix.read_at(0, preamble_bytes, sizeof preamble_bytes));
@@ -165,10 +166,12 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
   bool capped = false;
   const options opts = member_options(archive_opts, capped);
   out.reserve(entries.size());
+  std::optional<inflater> stream; // made for the first deflate member, reused for the others
   for (const entry& e : entries) {
     std::optional<error> archive_failure; // the archive's own (reads, inflation)
+    if (e.method != method_stored && !stream) stream.emplace(reader);
     result checked = e.method == method_stored ? validate_stored(reader, e, opts, archive_failure)
-                                               : validate_deflated(reader, e, opts, archive_failure);
+                                               : validate_deflated(*stream, e, opts, archive_failure);
     if (archive_failure) {
       if (!archive_failure->member) archive_failure->member = e.name;
       return archive_failure;
@@ -192,6 +195,7 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
 std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries) {
   constexpr std::size_t buffer_size = std::size_t{64} * 1024;
   std::vector<unsigned char> buffer(buffer_size);
+  std::optional<inflater> stream;
   for (const entry& e : entries) {
     uLong crc = ::crc32(0, nullptr, 0);
     if (e.method == method_stored) {
@@ -206,15 +210,16 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
         done += n;
       }
     } else {
-      inflater stream(reader, e);
+      if (!stream) stream.emplace(reader);
+      stream->start(e);
       std::optional<error> failure;
       std::size_t written = 0;
       inflater::status outcome = inflater::status::ok;
       // Stop at the declared size + 1: a longer stream is seen, never followed.
-      while (outcome == inflater::status::ok && stream.produced() <= e.uncompressed.value && !stream.ended()) {
+      while (outcome == inflater::status::ok && stream->produced() <= e.uncompressed.value && !stream->ended()) {
         const auto n = static_cast<std::size_t>(
-            std::min<std::uint64_t>(buffer_size, e.uncompressed.value + 1 - stream.produced()));
-        outcome = stream.inflate(buffer.data(), n, written, failure);
+            std::min<std::uint64_t>(buffer_size, e.uncompressed.value + 1 - stream->produced()));
+        outcome = stream->inflate(buffer.data(), n, written, failure);
         crc = ::crc32(crc, buffer.data(), static_cast<uInt>(written));
         if (failure) {
           failure->member = e.name;
@@ -223,17 +228,17 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
       }
       if (outcome == inflater::status::corrupt) {
         return fail(error_code::bad_deflate, e.data_start,
-                    "the member's deflate stream is corrupt after " + to_string(stream.produced()) + " bytes", e.name);
+                    "the member's deflate stream is corrupt after " + to_string(stream->produced()) + " bytes", e.name);
       }
-      if (stream.produced() != e.uncompressed.value || !stream.ended() || stream.consumed() != e.compressed.value) {
-        const std::string why = stream.produced() > e.uncompressed.value
+      if (stream->produced() != e.uncompressed.value || !stream->ended() || stream->consumed() != e.compressed.value) {
+        const std::string why = stream->produced() > e.uncompressed.value
                                     ? "inflates to more than the " + to_string(e.uncompressed.value) + " bytes declared"
-                                : !stream.ended() ? "does not reach its final block within its " +
-                                                        to_string(e.compressed.value) + " compressed bytes"
-                                : stream.produced() != e.uncompressed.value
-                                    ? "inflates to " + to_string(stream.produced()) + " bytes, not the " +
+                                : !stream->ended() ? "does not reach its final block within its " +
+                                                         to_string(e.compressed.value) + " compressed bytes"
+                                : stream->produced() != e.uncompressed.value
+                                    ? "inflates to " + to_string(stream->produced()) + " bytes, not the " +
                                           to_string(e.uncompressed.value) + " declared"
-                                    : "ends after " + to_string(stream.consumed()) + " of its " +
+                                    : "ends after " + to_string(stream->consumed()) + " of its " +
                                           to_string(e.compressed.value) + " compressed bytes";
         return fail(error_code::size_mismatch, e.data_start, "the member's deflate stream " + why, e.name);
       }

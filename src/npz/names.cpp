@@ -95,7 +95,9 @@ std::optional<error> check_name(const unsigned char* raw, std::size_t length, bo
     }
     // Unicode's stream-safe limit (UAX #15): more marks in a row have no
     // use in a name, and NFC orders a run of them in quadratic time.
-    marks = utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class != 0 ? marks + 1 : 0;
+    // (No character below U+0300 combines: ASCII names never ask utf8proc.)
+    const bool combining = c >= 0x300 && utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class != 0;
+    marks = combining ? marks + 1 : 0;
     if (marks > max_combining_marks) {
       return name_error(at, "has more than " + std::to_string(max_combining_marks) +
                                 " combining marks in a row (Unicode's stream-safe limit)");
