@@ -34,11 +34,10 @@ BIDI = {0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
 class Facts:
     """The archive as zipfile reads it, and the raw records under it."""
 
-    def __init__(self, data, code, offset, member):
+    def __init__(self, data, code, offset):
         self.data = data
         self.code = code
         self.offset = offset
-        self.member = member
         self.zf = zipfile.ZipFile(io.BytesIO(data))
         self.infos = self.zf.infolist()
 
@@ -396,11 +395,11 @@ CLASSES = (
 )
 
 
-def explain(data, code, offset=None, member=None):
+def explain(data, code, offset=None):
     """(IDs matching with this code at this archive offset, IDs matching
     with other codes, errors)."""
     try:
-        facts = Facts(data, code, offset, member)
+        facts = Facts(data, code, offset)
     except Exception as exc:  # noqa: BLE001 - numpy read it, so zipfile must
         return [], [], ["zipfile: %s: %s" % (type(exc).__name__, exc)]
     return deviations.match_classes(CLASSES, facts, code)

@@ -209,7 +209,7 @@ def op_field(rng, plan):
         key = rng.choice(("crc", "csize", "usize"))
         if m.desc is None:
             m.desc = rng.choice(("dd16", "dd24", "dd12"))
-    base = m.base("c").get(key, 0) if key in m.base("c") else 0
+    base = m.base("c").get(key, 0)
     if key == "flags":
         value = base ^ (1 << rng.choice(FLAG_BITS))
     elif key == "method":
