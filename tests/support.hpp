@@ -79,8 +79,10 @@ inline std::string describe_failure(const npyguard::result& r) {
   return out.str();
 }
 
-inline void require_error(const npyguard::result& checked, npyguard::error_code code,
-                          std::optional<std::uint64_t> offset) {
+// Any format's result (.npy's npyguard::result, RawArray's ra::result).
+template <typename Model>
+void require_error(const npyguard::basic_result<Model>& checked, npyguard::error_code code,
+                   std::optional<std::uint64_t> offset) {
   REQUIRE_FALSE(checked.ok());
   INFO("message: " << checked.failure().message);
   CHECK(npyguard::error_code_name(checked.failure().code) == npyguard::error_code_name(code));
@@ -89,7 +91,8 @@ inline void require_error(const npyguard::result& checked, npyguard::error_code 
   CHECK_FALSE(checked.failure().message.empty());
 }
 
-inline void require_ok(const npyguard::result& checked) {
+template <typename Model>
+void require_ok(const npyguard::basic_result<Model>& checked) {
   if (!checked.ok()) {
     INFO("unexpected " << npyguard::error_code_name(checked.failure().code) << " at "
                        << checked.failure().offset.value_or(~0ull) << ": " << checked.failure().message);
@@ -100,9 +103,11 @@ inline void require_ok(const npyguard::result& checked) {
 // Runs `check` on a thread and waits at most `limit`: a hang or a quadratic
 // path fails the test instead of stalling the suite (the thread is then left
 // behind; the process ends with the run).
-inline npyguard::result within(std::chrono::seconds limit, std::function<npyguard::result()> check) {
-  auto promise = std::make_shared<std::promise<npyguard::result>>();
-  std::future<npyguard::result> answer = promise->get_future();
+template <typename Check>
+auto within(std::chrono::seconds limit, Check check) -> decltype(check()) {
+  using verdict = decltype(check());
+  auto promise = std::make_shared<std::promise<verdict>>();
+  std::future<verdict> answer = promise->get_future();
   std::thread([promise, check = std::move(check)] { promise->set_value(check()); }).detach();
   if (answer.wait_for(limit) != std::future_status::ready) {
     FAIL("no verdict within " << limit.count() << " s");

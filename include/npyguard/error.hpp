@@ -45,7 +45,12 @@ enum class error_code : std::uint16_t {
   trailing_data = 29,         // more data bytes than the header implies
   not_canonical = 30,         // canonical profile: header bytes differ from np.save's
   buffer_too_small = 31,      // a caller's buffer is smaller than the array data
-  // 32-35 are RawArray's (SPEC-ra.md). .npz archives (SPEC-npz.md section 13):
+  // RawArray (SPEC-ra.md section 8):
+  unsupported_flags = 32,    // a flags bit other than bit 0 (big-endian data) is set
+  unknown_element_type = 33, // eltype not 0-5 (or 5 with options::ra_allow_type5 off)
+  bad_element_size = 34,     // elbyte 0 or not one the eltype allows
+  data_length_mismatch = 35, // the data-length field differs from product(dims) * elbyte
+  // .npz archives (SPEC-npz.md section 13):
   not_zip = 36,              // no end of central directory record
   archive_comment = 37,      // a comment in the EOCD or in a central header
   ambiguous_eocd = 38,       // a second self-consistent EOCD

@@ -1,4 +1,5 @@
-// npyguard: strict validation of NumPy .npy headers. The whole public API.
+// npyguard: strict validation of NumPy .npy files, .npz archives and RawArray
+// (.ra) files. The whole public API.
 //
 // Thread safety: every function of the API may be called from any number of
 // threads at once, on distinct or shared inputs (a shared options object is
@@ -18,6 +19,8 @@
 #include "npyguard/npy/write.hpp"
 #include "npyguard/npz/validate.hpp"
 #include "npyguard/options.hpp"
+#include "npyguard/ra/model.hpp"
+#include "npyguard/ra/validate.hpp"
 #include "npyguard/result.hpp"
 #include "npyguard/version.hpp"
 

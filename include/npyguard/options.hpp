@@ -14,7 +14,9 @@ struct limits {
   // hard_max_depth are treated as hard_max_depth.
   std::uint32_t max_depth = 32;
   // Dimensions of the array shape. (Subarray shapes of fields are also
-  // capped at 32, numpy's NPY_MAXDIMS.)
+  // capped at 32, numpy's NPY_MAXDIMS; .npz members at 32 too, numpy 1.24's
+  // array limit. RawArray: values above 2^20, ra::hard_max_ndim, count as
+  // 2^20, which keeps the header size 48 + 8 * ndims far from wrapping.)
   std::uint32_t max_ndim = 64;
   // nbytes above this is data_too_large.
   std::uint64_t max_data_bytes = std::numeric_limits<std::uint64_t>::max();
@@ -60,6 +62,14 @@ struct options {
   // buffers: inflate to the end, compare exact lengths and the CRC-32
   // (SPEC-npz.md section 10). Off: a verdict from the first bytes only.
   bool verify = false;
+  // RawArray (SPEC-ra.md): accept element type 5 (RawArray.jl's Bool with
+  // elbyte 1, rawarray-rust's bfloat16 with elbyte 2); off: code 5 is
+  // unknown_element_type like 6 and above.
+  bool ra_allow_type5 = true;
+  // RawArray: refuse metadata, the bytes after the data (trailing_data at
+  // the data end), for callers who want no polyglot. Off: metadata is
+  // accepted, never read, and reported.
+  bool ra_reject_metadata = false;
 
   // The format's own limits only: every limit at its maximum, objects and
   // trailing data allowed, the default profile. Accepts a superset of what

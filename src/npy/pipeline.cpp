@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/io_error.hpp"
+#include "core/source_reads.hpp"
 #include "npy/data_size.hpp"
 #include "npy/encode.hpp"
 #include "npy/model_builder.hpp"
@@ -22,26 +22,6 @@ constexpr std::size_t file_prefix_size = 4096;
 // Streams grow the header buffer by at most what has already arrived (at
 // least this much), so a short input claiming a huge header costs little.
 constexpr std::size_t first_stream_chunk = 4096;
-constexpr std::size_t drain_chunk = std::size_t{64} * 1024;
-
-// A source's answer to a request for `asked` bytes: a count above it is a
-// broken source (-EIO), never trusted as a length.
-std::ptrdiff_t checked_count(std::ptrdiff_t answer, std::size_t asked) {
-  return answer > 0 && static_cast<std::size_t>(answer) > asked ? -EIO : answer;
-}
-
-// Reads until `size` bytes arrived or the input ended; on a read error the
-// source's negative answer (minus an errno value).
-std::ptrdiff_t read_full(byte_source& source, unsigned char* buffer, std::size_t size) {
-  std::size_t got = 0;
-  while (got < size) {
-    const std::ptrdiff_t n = checked_count(source.read(buffer + got, size - got), size - got);
-    if (n < 0) return n;
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  return static_cast<std::ptrdiff_t>(got);
-}
 
 } // namespace
 
@@ -141,18 +121,8 @@ result validate_sequential(byte_source& source, const options& opts) {
   const std::uint64_t data_end = model.data_offset + model.nbytes; // checked by size_array
   const std::uint64_t enough = opts.allow_trailing_data ? data_end : data_end + 1;
   bool ended = false;
-  if (total < enough) {
-    const auto drain = std::make_unique<unsigned char[]>(drain_chunk);
-    while (total < enough) {
-      const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(drain_chunk, enough - total));
-      const std::ptrdiff_t n = checked_count(source.read(drain.get(), wanted), wanted);
-      if (n < 0) return read_error_from(n);
-      if (n == 0) {
-        ended = true;
-        break;
-      }
-      total += static_cast<std::uint64_t>(n);
-    }
+  if (const std::ptrdiff_t failed = count_until(source, total, enough, ended); failed < 0) {
+    return read_error_from(failed);
   }
   return check_data_size(std::move(checked), total, opts, ended);
 }

@@ -9,8 +9,7 @@
 #include "core/io_error.hpp"
 #include "npyguard/npz/validate.hpp"
 #include "npz/archive_pipeline.hpp"
-#include "platform/fd.hpp"
-#include "platform/file_status.hpp"
+#include "platform/inputs.hpp"
 
 namespace npyguard::npz {
 
@@ -47,6 +46,11 @@ archive_result validate_spooled(byte_source& source, const options& opts) {
   return detail::validate_archive(reader, opts);
 }
 
+archive_result validate_archive_source(random_access_source& source, const options& opts) {
+  detail::archive_reader reader(source);
+  return detail::validate_archive(reader, opts);
+}
+
 } // namespace
 
 archive_result validate_buffer(const void* data, std::size_t size, const options& opts) noexcept {
@@ -57,41 +61,24 @@ archive_result validate_buffer(const void* data, std::size_t size, const options
 }
 
 archive_result validate_source(random_access_source& source, const options& opts) noexcept {
-  return npyguard::detail::guarded([&] {
-    detail::archive_reader reader(source);
-    return detail::validate_archive(reader, opts);
-  });
+  return npyguard::detail::guarded([&] { return validate_archive_source(source, opts); });
 }
 
 archive_result validate_stream(byte_source& source, const options& opts) noexcept {
   return npyguard::detail::guarded([&] { return validate_spooled(source, opts); });
 }
 
+// By offset: the reader asks for what it needs; a stream is held in memory first.
 archive_result validate_fd(int fd, const options& opts) noexcept {
-  return npyguard::detail::guarded([&]() -> archive_result {
-    platform::file_status info;
-    if (const int failed = platform::stat_fd(fd, info); failed != 0) {
-      return npyguard::detail::io_error_from("cannot stat", -failed);
-    }
-    if (info.is_directory()) return npyguard::detail::io_error_from("cannot read", EISDIR);
-    if (info.is_regular()) {
-      platform::pread_source input(fd, info.size);
-      detail::archive_reader reader(input);
-      return detail::validate_archive(reader, opts);
-    }
-    fd_byte_source source(fd, opts.timeout_ms);
-    return validate_spooled(source, opts);
-  });
+  return platform::read_descriptor<archive_result>(
+      fd, opts.timeout_ms, [&](random_access_source& input) { return validate_archive_source(input, opts); },
+      [&](byte_source& source) { return validate_spooled(source, opts); });
 }
 
 archive_result validate_file(const char* path, const options& opts) noexcept {
-  const platform::unique_fd fd = platform::open_for_reading(path);
-  if (!fd) {
-    const int failed = errno;
-    return npyguard::detail::guarded(
-        [&] { return archive_result(npyguard::detail::io_error_from("cannot open", failed)); });
-  }
-  return validate_fd(fd.get(), opts);
+  return platform::read_path<archive_result>(
+      path, opts.timeout_ms, [&](random_access_source& input) { return validate_archive_source(input, opts); },
+      [&](byte_source& source) { return validate_spooled(source, opts); });
 }
 
 } // namespace npyguard::npz
