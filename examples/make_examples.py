@@ -33,4 +33,18 @@ member = io.BytesIO()
 np.save(member, np.arange(3, dtype="<i8"))
 with zipfile.ZipFile(here / "traversal.npz", "w") as z:
     z.writestr(zipfile.ZipInfo("../../etc/cron.d/x.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue())
-print("wrote valid.npy, structured.npy, polyglot.npy, negative.npy, weights.npz, traversal.npz")
+
+# RawArray (SPEC-ra.md): the layout the Python reference ra.write gives the
+# same array (six little-endian u64 words, the dims as numpy's shape, the data
+# column-major), with YAML metadata after the data, which the format allows.
+# And a file flagged compressed (flags bit 1, as the C library's LZ4 files
+# and Julia's LEB128 files set it): npyguard reports unsupported_flags.
+def rawarray(array, flags=0, eltype=3, metadata=b""):
+    words = [0x7961727261776172, flags, eltype, array.dtype.itemsize, array.nbytes, array.ndim, *array.shape]
+    return b"".join(w.to_bytes(8, "little") for w in words) + array.T.tobytes() + metadata
+
+
+(here / "image.ra").write_bytes(rawarray(weights, metadata=b"---\nunits: volts\nsource: sensor 7\n...\n"))
+(here / "compressed.ra").write_bytes(rawarray(weights, flags=2))
+print("wrote valid.npy, structured.npy, polyglot.npy, negative.npy, weights.npz, traversal.npz, image.ra, "
+      "compressed.ra")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/SPEC.md and docs/SPEC-npz.md are the repository's copies of the
+"""docs/SPEC.md, docs/SPEC-npz.md and docs/SPEC-ra.md are the repository's copies of the
 acceptance policies in ../shared/. Where the originals sit beside the
 checkout (development machines, CI), each copy must equal its original after
 an optional leading <!-- ... --> note, optionally followed by one section of
@@ -18,7 +18,7 @@ ADDITION = "\n## Points settled by the implementation\n"
 
 def main():
     drift = 0
-    for name in ("SPEC.md", "SPEC-npz.md"):
+    for name in ("SPEC.md", "SPEC-npz.md", "SPEC-ra.md"):
         original = ROOT.parent / "shared" / name
         copy = ROOT / "docs" / name
         if not original.exists():

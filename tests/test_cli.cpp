@@ -1338,3 +1338,99 @@ TEST_CASE("inspect lists an archive's members with their models", "[cli][npz][in
   CHECK(json["members"][1]["dtype"]["kind"] == "floating point");
   CHECK(run_full({"inspect", NPYGUARD_SOURCE_DIR "/examples/traversal.npz"}).status == 1);
 }
+
+// Issue 17: RawArray files in the command.
+TEST_CASE("check and inspect read RawArray files: text, JSON, exit status", "[cli][ra]") {
+  const std::string image = NPYGUARD_SOURCE_DIR "/examples/image.ra";
+  const std::string compressed = NPYGUARD_SOURCE_DIR "/examples/compressed.ra";
+  const full_run text = run_full({"check", image, compressed});
+  CHECK(text.status == 1);
+  CHECK(text.out.find(image + ": ok, ra, float32, dims [3, 4], nbytes 48, metadata 38 bytes\n") == 0);
+  CHECK(text.out.find(compressed + ":8: unsupported_flags: ") != std::string::npos);
+
+  const std::vector<std::string> lines = lines_of(run_full({"check", "--json", image, compressed}).out);
+  REQUIRE(lines.size() == 2);
+  const nlohmann::json valid = nlohmann::json::parse(lines[0]);
+  CHECK(valid["format"] == "ra");
+  CHECK(valid["valid"] == true);
+  CHECK(valid["eltype"] == 3);
+  CHECK(valid["elbyte"] == 4);
+  CHECK(valid["type_name"] == "float32");
+  CHECK(valid["big_endian"] == false);
+  CHECK(valid["flags"] == 0);
+  CHECK(valid["ndims"] == 2);
+  CHECK(valid["dims"] == nlohmann::json::array({3, 4}));
+  CHECK(valid["count"] == 12);
+  CHECK(valid["data_offset"] == 64);
+  CHECK(valid["data_length"] == 48);
+  CHECK(valid["metadata_offset"] == 112);
+  CHECK(valid["metadata_length"] == 38);
+  const nlohmann::json rejected = nlohmann::json::parse(lines[1]);
+  CHECK(rejected["format"] == "ra");
+  CHECK(rejected["valid"] == false);
+  CHECK(rejected["error"]["code"] == "unsupported_flags");
+  CHECK(rejected["error"]["offset"] == 8);
+
+  const full_run inspected = run_full({"inspect", image});
+  CHECK(inspected.status == 0);
+  CHECK(inspected.out.find("element type    3, float32, 4 bytes per element\n") != std::string::npos);
+  CHECK(inspected.out.find("numpy view      shape (3, 4) with order='F', or (4, 3) in C order\n") != std::string::npos);
+  CHECK(inspected.out.find("metadata        38 bytes at offset 112 (not read)\n") != std::string::npos);
+  CHECK(nlohmann::json::parse(run_full({"inspect", "--json", image}).out) == valid);
+  const full_run bad = run_full({"inspect", compressed});
+  CHECK(bad.status == 1);
+  CHECK(bad.out.find(":8: unsupported_flags: ") != std::string::npos);
+}
+
+TEST_CASE("RawArray: chosen by name, found by magic, forced by --format; -r takes *.ra; stdin", "[cli][ra]") {
+  tree files;
+  const std::string image = NPYGUARD_SOURCE_DIR "/examples/image.ra";
+  files.copy(image, "a.ra");
+  files.copy(image, "a.bin");                                      // by its bytes
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/valid.npy", "npy.ra"); // called RA: never a .npy verdict
+  CHECK(run_full({"check", files.path("a.bin")}).out.find(": ok, ra, float32") != std::string::npos);
+  CHECK(run_full({"check", files.path("npy.ra")}).out.find("npy.ra:0: bad_magic: ") != std::string::npos);
+  CHECK(run_full({"check", "--format", "npy", files.path("npy.ra")}).out.find("npy.ra: ok, version 1.0") !=
+        std::string::npos);
+  CHECK(run_full({"check", "--format", "ra", files.path("a.bin")}).status == 0);
+  CHECK(run_full({"check", "--format", "npy", files.path("a.ra")}).out.find(": bad_magic: ") != std::string::npos);
+
+  const full_run walked = run_full({"check", "-r", files.root()});
+  CHECK(walked.out.find("a.ra: ok, ra") != std::string::npos);
+  CHECK(walked.out.find("npy.ra:0: bad_magic") != std::string::npos);
+  CHECK(walked.out.find("a.bin") == std::string::npos);
+
+  // A stream stops at the end of the data: the metadata is not counted.
+  const full_run piped = run_full({"check", "-"}, image);
+  CHECK(piped.status == 0);
+  CHECK(piped.out == "-: ok, ra, float32, dims [3, 4], nbytes 48\n");
+  const nlohmann::json streamed = nlohmann::json::parse(run_full({"check", "--json", "-"}, image).out);
+  CHECK(streamed["metadata_length"].is_null());
+  CHECK(streamed["metadata_offset"].is_null());
+}
+
+TEST_CASE("RawArray options: --ra-reject-metadata, --no-ra-type5, --max-ndim", "[cli][ra]") {
+  const std::string image = NPYGUARD_SOURCE_DIR "/examples/image.ra";
+  const full_run strict = run_full({"check", "--ra-reject-metadata", image});
+  CHECK(strict.status == 1);
+  CHECK(strict.out.find(":112: trailing_data: 38 bytes of metadata follow the data (--ra-reject-metadata)") !=
+        std::string::npos);
+  const full_run piped = run_full({"check", "--ra-reject-metadata", "-"}, image);
+  CHECK(piped.out.find("-:112: trailing_data: ") != std::string::npos);
+
+  tree files;
+  std::string julia_bool("rawarray", 8);
+  for (const std::uint64_t word : {0u, 5u, 1u, 3u, 1u, 3u}) {
+    for (int i = 0; i < 8; ++i) julia_bool.push_back(static_cast<char>((word >> (8 * i)) & 0xFF));
+  }
+  julia_bool += std::string("\x01\x00\x01", 3);
+  std::ofstream(files.path("b.ra"), std::ios::binary) << julia_bool;
+  CHECK(run_full({"check", files.path("b.ra")}).out.find(": ok, ra, bool, dims [3], nbytes 3") != std::string::npos);
+  const full_run refused = run_full({"check", "--no-ra-type5", files.path("b.ra")});
+  CHECK(refused.status == 1);
+  CHECK(refused.out.find(":16: unknown_element_type: ") != std::string::npos);
+  CHECK(refused.out.find("(--no-ra-type5)") != std::string::npos);
+  const full_run few = run_full({"check", "--max-ndim", "1", image});
+  CHECK(few.out.find(":40: too_many_dimensions: ") != std::string::npos);
+  CHECK(few.out.find("--max-ndim") != std::string::npos);
+}

@@ -91,11 +91,15 @@ int run_check(const check_settings& settings) {
     if (ok && settings.quiet) return;
     progress.erase();
     const std::string& name = inputs[i].name;
-    const bool archive = result.format == file_format::npz;
     if (settings.json) {
-      write_out(archive ? verdict_json(name, result.archive) : verdict_json(name, result.verdict));
+      write_out(result.format == file_format::npz  ? verdict_json(name, result.archive)
+                : result.format == file_format::ra ? verdict_json(name, result.rawarray)
+                                                   : verdict_json(name, result.verdict));
     } else {
-      write_out((archive ? verdict_line(name, result.archive) : verdict_line(name, result.verdict)) + "\n");
+      write_out((result.format == file_format::npz  ? verdict_line(name, result.archive)
+                 : result.format == file_format::ra ? verdict_line(name, result.rawarray)
+                                                    : verdict_line(name, result.verdict)) +
+                "\n");
       if (!settings.quiet) write_out(excerpt_lines(result));
     }
   };

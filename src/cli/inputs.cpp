@@ -22,7 +22,9 @@ bool has_suffix(const std::string& name, const char* suffix) {
 }
 
 // The names a walk takes without --all-files.
-bool has_array_suffix(const std::string& name) { return has_suffix(name, ".npy") || has_suffix(name, ".npz"); }
+bool has_array_suffix(const std::string& name) {
+  return has_suffix(name, ".npy") || has_suffix(name, ".npz") || has_suffix(name, ".ra");
+}
 
 // What a special file is, for its io_error.
 const char* special_kind(mode_t mode) {
@@ -161,10 +163,12 @@ std::string read_range(const std::string& path, std::uint64_t begin, std::uint64
 // its name (file_format's comment).
 file_format format_of(file_format forced, const unsigned char* head, std::size_t size, const std::string& name) {
   if (forced != file_format::detect) return forced;
+  if (has_suffix(name, ".ra")) return file_format::ra;
   if (size >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return file_format::npy;
   if (size >= 4 && (std::memcmp(head, "PK\x03\x04", 4) == 0 || std::memcmp(head, "PK\x05\x06", 4) == 0)) {
     return file_format::npz;
   }
+  if (size >= 8 && std::memcmp(head, "rawarray", 8) == 0) return file_format::ra;
   return has_suffix(name, ".npz") ? file_format::npz : file_format::npy;
 }
 
@@ -269,6 +273,8 @@ void validate_stream_input(int fd, const std::string& name, const npyguard::opti
   out.format = format_of(forced, source.head(), source.head_size(), name);
   if (out.format == file_format::npz) {
     out.archive = npyguard::npz::validate_stream(source, opts);
+  } else if (out.format == file_format::ra) {
+    out.rawarray = npyguard::ra::validate_stream(source, opts);
   } else {
     out.verdict = npyguard::validate_stream(source, opts);
   }
@@ -279,6 +285,8 @@ void set_io_error(checked& out, std::string message) {
   const npyguard::error failure{npyguard::error_code::io_error, std::nullopt, std::move(message)};
   if (out.format == file_format::npz) {
     out.archive = failure;
+  } else if (out.format == file_format::ra) {
+    out.rawarray = failure;
   } else {
     out.verdict = failure;
   }
@@ -309,9 +317,11 @@ std::vector<input> expand(const std::vector<std::string>& arguments, const walk_
 checked check_input(const input& item, const npyguard::options& opts, std::size_t context, file_format forced) {
   checked out;
   // Until the first bytes say otherwise (an input that cannot be read).
-  out.format = forced != file_format::detect                           ? forced
-               : has_suffix(item.name, ".npz") && !item.standard_input ? file_format::npz
-                                                                       : file_format::npy;
+  out.format = forced != file_format::detect   ? forced
+               : item.standard_input           ? file_format::npy
+               : has_suffix(item.name, ".npz") ? file_format::npz
+               : has_suffix(item.name, ".ra")  ? file_format::ra
+                                               : file_format::npy;
   if (!item.problem.empty()) {
     set_io_error(out, item.problem);
     return out;
@@ -339,6 +349,8 @@ checked check_input(const input& item, const npyguard::options& opts, std::size_
         out.format = format_of(forced, source.head(), source.head_size(), item.name);
         if (out.format == file_format::npz) {
           out.archive = npyguard::npz::validate_source(source, opts);
+        } else if (out.format == file_format::ra) {
+          out.rawarray = npyguard::ra::validate_source(source, opts);
         } else {
           out.verdict = npyguard::validate_source(source, opts);
         }
@@ -349,8 +361,8 @@ checked check_input(const input& item, const npyguard::options& opts, std::size_
     ::close(fd);
   }
   const npyguard::error* failure = out.failure();
-  // Archive errors point at binary structures or compressed bytes: no excerpt.
-  if (out.format == file_format::npz) return out;
+  // Archive and RawArray errors point at binary structures: no excerpt.
+  if (out.format == file_format::npz || out.format == file_format::ra) return out;
   // Data-size verdicts point into the data, not at a header byte.
   if (failure == nullptr || !failure->offset || context == 0 || failure->code == npyguard::error_code::truncated_data ||
       failure->code == npyguard::error_code::trailing_data) {

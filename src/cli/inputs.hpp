@@ -12,11 +12,13 @@
 
 namespace npyguard_cli {
 
-// The formats the command reads. `detect` goes by the first bytes:
-// "\x93NUMPY" is .npy, "PK\3\4" or "PK\5\6" (an empty archive) .npz; other
-// bytes are .npz when the name ends in ".npz" (an archive with bytes
-// prepended then gets the archive's error), else .npy (bad_magic).
-enum class file_format { detect, npy, npz };
+// The formats the command reads. `detect` goes by the name first for
+// RawArray (SPEC-ra.md section 9: a file called .ra is never sent to another
+// parser), then by the first bytes: "\x93NUMPY" is .npy, "PK\3\4" or
+// "PK\5\6" (an empty archive) .npz, "rawarray" RawArray; other bytes are .npz
+// when the name ends in ".npz" (an archive with bytes prepended then gets
+// the archive's error), else .npy (bad_magic).
+enum class file_format { detect, npy, npz, ra };
 
 // One file to check: a path, standard input ("-"), or a problem found while
 // expanding the arguments (an unreadable directory, a FIFO met in a walk).
@@ -29,7 +31,7 @@ struct input {
 
 struct walk_options {
   bool recursive = false;
-  bool all_files = false; // with recursive: not only *.npy and *.npz
+  bool all_files = false; // with recursive: not only *.npy, *.npz and *.ra
 };
 
 // Arguments in order; directories (with -r) contribute their regular files
@@ -42,13 +44,20 @@ struct walk_options {
 
 // A verdict and, for an error with an offset, the bytes of the file around
 // it (excerpt_start is the file offset of excerpt[0]). `format` says which
-// verdict holds the answer: `verdict` (.npy) or `archive` (.npz).
+// verdict holds the answer: `verdict` (.npy), `archive` (.npz) or `rawarray`.
 struct checked {
   file_format format = file_format::npy;
   npyguard::result verdict = npyguard::error{};
   npyguard::npz::archive_result archive = npyguard::error{};
+  npyguard::ra::result rawarray = npyguard::error{};
   [[nodiscard]] const npyguard::error* failure() const noexcept {
-    return format == file_format::npz ? archive.failure_if() : verdict.failure_if();
+    switch (format) {
+      case file_format::npz: return archive.failure_if();
+      case file_format::ra: return rawarray.failure_if();
+      case file_format::detect:
+      case file_format::npy: break;
+    }
+    return verdict.failure_if();
   }
   [[nodiscard]] bool ok() const noexcept { return failure() == nullptr; }
   std::string excerpt;

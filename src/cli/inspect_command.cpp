@@ -11,7 +11,15 @@ int run_inspect(const std::string& file, const npyguard::options& opts, bool jso
   const input item{file, file == "-", {}};
   const checked result = check_input(item, opts, json ? 0 : excerpt_context, format);
   const bool archive = result.format == file_format::npz;
-  if (json) {
+  if (result.format == file_format::ra) {
+    if (json) {
+      write_inspect_json(stdout, file, result.rawarray);
+    } else if (const npyguard::ra::header* model = result.rawarray.value_if()) {
+      write_out(inspect_text(file, *model));
+    } else {
+      write_out(verdict_line(file, result.rawarray) + "\n");
+    }
+  } else if (json) {
     // Streamed: the dtype tree of a large header is never held as a whole.
     if (archive) {
       write_inspect_json(stdout, file, result.archive);

@@ -23,8 +23,8 @@ int run(int argc, char** argv) {
   std::setvbuf(stdout, output_buffer, _IOFBF, sizeof output_buffer);
 
   CLI::App app{
-      "npyguard: decide whether NumPy .npy files and .npz archives are well formed, from their headers\n"
-      "and structure alone, before anything reads the data.",
+      "npyguard: decide whether NumPy .npy files, .npz archives and RawArray .ra files are well formed,\n"
+      "from their headers and structure alone, before anything reads the data.",
       "npyguard"};
   app.set_version_flag("--version", std::string("npyguard ") + npyguard::version());
   app.require_subcommand(1);
@@ -32,21 +32,23 @@ int run(int argc, char** argv) {
              exit_status_text);
 
   check_settings settings;
-  CLI::App* check =
-      app.add_subcommand("check", "Validate .npy files and .npz archives against the npyguard acceptance policy");
+  CLI::App* check = app.add_subcommand(
+      "check", "Validate .npy files, .npz archives and .ra files against the npyguard acceptance policy");
   check->add_flag("--json", settings.json,
                   "One JSON object per line per file: file (file_bytes too when the name is not UTF-8), valid, and "
                   "version, shape, fortran_order, descr (numpy's repr of dtype_to_descr), dtype (numpy's dtype.str, "
                   "null for a struct), kind (numpy's dtype.kind), itemsize, header_length, data_offset, "
-                  "data_alignment, count, nbytes, data_is_pickle; or error {code, offset, message}");
+                  "data_alignment, count, nbytes, data_is_pickle; or error {code, offset, message}. With format "
+                  "npz: members [...]; with format ra: flags, big_endian, eltype, elbyte, type_name, ndims, dims, "
+                  "count, data_offset, data_length, metadata_offset, metadata_length");
   check->add_flag("-q,--quiet", settings.quiet,
                   "Print only invalid and unreadable files, without the excerpt; no summary, no progress");
   check->add_flag(
       "-r,--recursive", settings.walk.recursive,
-      "Check the files in directories, recursively: regular *.npy and *.npz files, in sorted order; symbolic "
+      "Check the files in directories, recursively: regular *.npy, *.npz and *.ra files, in sorted order; symbolic "
       "links inside directories are not followed");
   CLI::Option* recursive = check->get_option("--recursive");
-  check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy and *.npz")
+  check->add_flag("--all-files", settings.walk.all_files, "With -r: every regular file, not only *.npy, *.npz and *.ra")
       ->needs(recursive);
   check->add_option("-j,--jobs", settings.jobs, "Files checked in parallel, 1 to 1024 (default: the number of cores)")
       ->transform(decimal_number(1, 1024))
@@ -68,11 +70,13 @@ int run(int argc, char** argv) {
       "when more than one file was checked, and a progress line too when it is a terminal and the run\n"
       "is long (neither with -q). An archive is one line: 'FILE: ok, npz, N members, nbytes N', or its\n"
       "error as 'FILE:MEMBER:OFFSET: ...' (OFFSET inside the member) for a .npy error in a member, else\n"
-      "'FILE:OFFSET: CODE: member NAME: message' with the archive offset.\n" +
+      "'FILE:OFFSET: CODE: member NAME: message' with the archive offset. A RawArray file is one line:\n"
+      "'FILE: ok, ra, TYPE, dims [D0, D1, ...], nbytes N' (dims in file order, D0 varying fastest),\n"
+      "with ', big-endian' and ', metadata N bytes' when they apply.\n" +
       std::string(exit_status_text));
 
   CLI::App* inspect = app.add_subcommand(
-      "inspect", "Show everything the header says about one .npy file, or every member of an .npz archive");
+      "inspect", "Show everything the header says about one .npy file, every member of an .npz archive, or a .ra file");
   std::string inspect_file;
   bool inspect_json = false;
   inspect->add_flag("--json", inspect_json,
@@ -91,6 +95,8 @@ int run(int argc, char** argv) {
       "Prints the format version, header length, data offset and its alignment, fortran order, shape,\n"
       "element count, itemsize, nbytes, numpy's descr, and the dtype as an indented tree: fields with\n"
       "names, titles, offsets, sizes, subarray shapes, byte order and datetime units, and padding.\n"
+      "A RawArray file: flags, element type and size, dims in file order and the numpy view of them,\n"
+      "data offset and length, and the metadata after the data (never read).\n"
       "An invalid file is reported as by check.\n"
       "Exit status: 0 valid; 1 invalid; 2 usage error or unreadable file.");
 

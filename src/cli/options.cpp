@@ -65,7 +65,8 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
       ->type_name("N");
   command
       .add_option("--max-ndim", opts.limits.max_ndim,
-                  "Most dimensions in the shape (.npz members: at most 32, numpy 1.24's array limit)")
+                  "Most dimensions in the shape (.npz members: at most 32, numpy 1.24's array limit; .ra: at most "
+                  "1048576)")
       ->default_val(opts.limits.max_ndim)
       ->transform(decimal_number(0, UINT32_MAX))
       ->type_name("N");
@@ -79,14 +80,21 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
 void add_format_options(CLI::App& command, npyguard::options& opts, file_format& format) {
   command
       .add_option("--format", format,
-                  "Read every FILE as this format instead of detecting it: npy, npz (default: by the first bytes, "
-                  "\\x93NUMPY or PK; other bytes are npz when the name ends in .npz, else npy)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, file_format>{{"npy", file_format::npy}, {"npz", file_format::npz}}))
+                  "Read every FILE as this format instead of detecting it: npy, npz, ra (default: a name ending in .ra "
+                  "is RawArray whatever it holds; else by the first bytes, \\x93NUMPY, PK or rawarray; other bytes are "
+                  "npz when the name ends in .npz, else npy)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, file_format>{
+          {"npy", file_format::npy}, {"npz", file_format::npz}, {"ra", file_format::ra}}))
       ->type_name("FORMAT");
   command.add_flag("--verify", opts.verify,
                    ".npz: also read every member in full (inflate to the end, exact lengths, CRC-32); by default "
                    "only each member's header is read");
+  command.add_flag("--ra-reject-metadata", opts.ra_reject_metadata,
+                   ".ra: refuse bytes after the data (trailing_data); by default they are metadata, reported and "
+                   "never read");
+  command.add_flag_callback(
+      "--no-ra-type5", [&opts] { opts.ra_allow_type5 = false; },
+      ".ra: refuse element type 5 (RawArray.jl's bool, rawarray-rust's bfloat16) as unknown_element_type");
   command.add_option("--max-members", opts.limits.max_members, ".npz: most members an archive may declare")
       ->default_val(opts.limits.max_members)
       ->transform(decimal_number(0, UINT64_MAX))

@@ -130,8 +130,33 @@ std::string verdict_line(const std::string& file, const npyguard::npz::archive_r
   return error_line(file, verdict.failure());
 }
 
+namespace {
+
+std::string dims_text(const std::vector<std::uint64_t>& dims) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
+  return out + "]";
+}
+
+std::string ra_type_text(const npyguard::ra::header& model) {
+  return npyguard::ra::type_name(model.eltype, model.elbyte);
+}
+
+} // namespace
+
+std::string verdict_line(const std::string& file, const npyguard::ra::result& verdict) {
+  if (const auto* model = verdict.value_if()) {
+    std::string line = escaped(file, shown_as::name) + ": ok, ra, " + ra_type_text(*model) + ", dims " +
+                       dims_text(model->dims) + ", nbytes " + std::to_string(model->data_length);
+    if (model->big_endian) line += ", big-endian";
+    if (model->metadata_length.value_or(0) != 0) line += ", metadata " + plural(*model->metadata_length, "byte");
+    return line;
+  }
+  return error_line(file, verdict.failure());
+}
+
 std::string excerpt_lines(const checked& result) {
-  if (result.format == file_format::npz) return {};
+  if (result.format != file_format::npy) return {};
   const npyguard::error* failure = result.verdict.failure_if();
   if (failure == nullptr || !failure->offset || result.excerpt.empty()) return {};
   const std::uint64_t at = *failure->offset;
@@ -436,7 +461,97 @@ void write_archive(json_writer& out, const std::string& file, const npyguard::np
   out.end_line();
 }
 
+// A RawArray file: its model (SPEC-ra.md section 9), the same for check and
+// inspect.
+void write_rawarray(json_writer& out, const std::string& file, const npyguard::ra::result& verdict) {
+  out.begin_object();
+  if (const auto* model = verdict.value_if()) {
+    const auto optional_number = [&out](const char* key, const std::optional<std::uint64_t>& value) {
+      out.key(key);
+      if (value) {
+        out.number(*value);
+      } else {
+        out.null();
+      }
+    };
+    out.key("big_endian");
+    out.boolean(model->big_endian);
+    out.key("count");
+    out.number(model->count);
+    out.key("data_length");
+    out.number(model->data_length);
+    out.key("data_offset");
+    out.number(model->data_offset);
+    out.key("dims");
+    write_shape(out, model->dims);
+    out.key("elbyte");
+    out.number(model->elbyte);
+    out.key("eltype");
+    out.number(static_cast<std::uint64_t>(model->eltype));
+    write_file_keys(out, file);
+    out.key("flags");
+    out.number(model->flags);
+    out.key("format");
+    out.string("ra");
+    optional_number("metadata_length", model->metadata_length);
+    optional_number("metadata_offset", model->metadata_offset);
+    out.key("ndims");
+    out.number(model->dims.size());
+    out.key("type_name");
+    out.string(ra_type_text(*model));
+    out.key("valid");
+    out.boolean(true);
+  } else {
+    write_rejection(out, file, "ra", verdict.failure());
+  }
+  out.end_object();
+  out.end_line();
+}
+
 } // namespace
+
+std::string verdict_json(const std::string& file, const npyguard::ra::result& verdict) {
+  std::string text;
+  {
+    json_writer out(text);
+    write_rawarray(out, file, verdict);
+  }
+  return text;
+}
+
+void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::ra::result& verdict) {
+  std::string buffer;
+  json_writer out(buffer, sink);
+  write_rawarray(out, file, verdict);
+}
+
+std::string inspect_text(const std::string& file, const npyguard::ra::header& model) {
+  std::string out = escaped(file, shown_as::name) + "\n";
+  const auto row = [&out](const char* label, const std::string& value) {
+    out += "  ";
+    out += label;
+    out.append(16 - std::string(label).size(), ' ');
+    out += value + "\n";
+  };
+  const std::vector<std::uint64_t> reversed(model.dims.rbegin(), model.dims.rend());
+  row("format", "RawArray (ra)");
+  row("flags", std::to_string(model.flags) + (model.big_endian ? " (big-endian data)" : " (little-endian data)"));
+  row("element type", std::to_string(static_cast<unsigned>(model.eltype)) + ", " + ra_type_text(model) + ", " +
+                          plural(model.elbyte, "byte") + " per element");
+  row("dims", dims_text(model.dims) + ", dims[0] varies fastest");
+  row("numpy view", "shape " + npyguard::shape_repr(model.dims) + " with order='F', or " +
+                        npyguard::shape_repr(reversed) + " in C order");
+  row("count", std::to_string(model.count));
+  row("data offset", std::to_string(model.data_offset));
+  row("data length", plural(model.data_length, "byte"));
+  if (model.metadata_offset && model.metadata_length) {
+    row("metadata", plural(*model.metadata_length, "byte") + " at offset " + std::to_string(*model.metadata_offset) +
+                        (*model.metadata_length != 0 ? " (not read)" : ""));
+  } else {
+    row("metadata", "not counted (read as a stream, which stops at the end of the data)");
+  }
+  return out;
+}
 
 std::string verdict_json(const std::string& file, const npyguard::result& verdict) {
   std::string text;

@@ -19,6 +19,10 @@ namespace npyguard_cli {
 // "FILE:MEMBER:OFFSET:" for .npy errors inside a member.
 [[nodiscard]] std::string verdict_line(const std::string& file, const npyguard::npz::archive_result& verdict);
 
+// A RawArray file: "FILE: ok, ra, float64, dims [2, 3], nbytes 48" (with
+// ", big-endian" and ", metadata N bytes" when they apply), or the error.
+[[nodiscard]] std::string verdict_line(const std::string& file, const npyguard::ra::result& verdict);
+
 // For an error with an offset: the line of the file around the offset (the
 // header is one line) with every byte that is not printable ASCII escaped,
 // and a caret under the byte at the offset; empty when there is nothing to
@@ -33,6 +37,11 @@ namespace npyguard_cli {
 // {code, offset, message} with member and member_offset when they apply.
 [[nodiscard]] std::string verdict_json(const std::string& file, const npyguard::npz::archive_result& verdict);
 
+// A RawArray file: file, format "ra", valid, and SPEC-ra.md section 9's
+// keys (big_endian, count, data_length, data_offset, dims, elbyte, eltype,
+// flags, metadata_length, metadata_offset, ndims, type_name); or error.
+[[nodiscard]] std::string verdict_json(const std::string& file, const npyguard::ra::result& verdict);
+
 // inspect --json: the same object, except that "dtype" is the dtype tree
 // (inspect's contract from before dtype.str was added), written to `sink`
 // through a bounded buffer.
@@ -40,10 +49,15 @@ void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard
 // An archive, each member with its dtype tree.
 void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::npz::archive_result& verdict);
 
+// RawArray: the same object as check --json.
+void write_inspect_json(std::FILE* sink, const std::string& file, const npyguard::ra::result& verdict);
+
 // inspect's text: the model as a list of properties and an indented dtype tree.
 [[nodiscard]] std::string inspect_text(const std::string& file, const npyguard::header& model);
 // An archive: each member's name, key and method, then its model.
 [[nodiscard]] std::string inspect_text(const std::string& file, const npyguard::npz::archive& archive);
+// A RawArray file: its fields, and how numpy would view its data.
+[[nodiscard]] std::string inspect_text(const std::string& file, const npyguard::ra::header& model);
 // The model's properties, one per line, each line starting with `indent`.
 [[nodiscard]] std::string model_rows(const npyguard::header& model, const std::string& indent);
 

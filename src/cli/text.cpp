@@ -46,6 +46,8 @@ constexpr flag_name flag_names[] = {
     {"max_data_bytes", "--max-data-bytes"},
     {"max_depth", "--max-depth"},
     {"max_ndim", "--max-ndim"},
+    {"ra_allow_type5 off", "--no-ra-type5"},
+    {"ra_reject_metadata", "--ra-reject-metadata"},
     {"options::timeout_ms", "--timeout"},
     {"options.timeout_ms", "--timeout"},
     {"timeout_ms", "--timeout"},

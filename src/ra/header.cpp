@@ -35,13 +35,12 @@ std::string byte_text(unsigned char byte) {
   return out;
 }
 
-// The flag bits the reference implementations define, for the message.
+// What the set bits mean to the reference implementations, for the message.
 std::string flags_meaning(std::uint64_t flags) {
   std::string out;
   const auto add = [&out](const char* what) { out += out.empty() ? what : std::string("; ") + what; };
-  if ((flags & 2) != 0)
-    add("bit 1 is compression (C: LZ4, size the compressed length) or LEB128 encoding (Julia, Rust)");
-  if ((flags & 4) != 0) add("bit 2 is packed bits (Julia, Rust)");
+  if ((flags & 2) != 0) add("bit 1 is LZ4 compression in the C library and LEB128 encoding in Julia and Rust");
+  if ((flags & 4) != 0) add("bit 2 is packed bits in Julia and Rust");
   if ((flags & ~std::uint64_t{7}) != 0) add("bits 3 and above are undefined");
   return out;
 }
@@ -92,10 +91,8 @@ std::optional<error> check_fixed_fields(const unsigned char* bytes, std::size_t 
     const std::uint64_t flags = load_u64(bytes + flags_offset);
     if ((flags & ~big_endian_flag) != 0) {
       return error{error_code::unsupported_flags, flags_offset,
-                   "flags " + hex_word(flags) +
-                       ": only bit 0 (big-endian data) is accepted, as other bits change how the data must be "
-                       "read (" +
-                       flags_meaning(flags) + ")"};
+                   "flags " + hex_word(flags) + ": only bit 0, big-endian data, is accepted: " + flags_meaning(flags) +
+                       ", which changes how the data must be read"};
     }
   }
   if (have >= eltype_offset + 8) {
