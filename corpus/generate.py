@@ -8,7 +8,7 @@ Run with the system interpreter (Debian's numpy 1.24):
 The script writes each seed into corpus/<target>/ under the lowercase hex
 SHA-1 of its content (no extension, as libFuzzer names corpus units), so a
 re-run only adds files and never duplicates one.  --clean first deletes the
-files of the four target directories below (corpus/regressions/ is never
+files of the target directories below (corpus/regressions/ is never
 touched).  --verify strips the option prefixes again, runs `npyguard check
 --json` over every .npy seed whose verdict is known, and compares the verdict
 with the one the seed was built for.  The output is deterministic.
@@ -31,6 +31,10 @@ fuzz_header_text/: 1 byte format major version (1, 2 or 3), 2 option bytes
     bytes after the length field: the dict, its padding and the final '\\n').
 fuzz_size_math/: 1 byte ndim (0..64), itemsize as a little-endian uint64,
     then ndim dimensions, each a little-endian uint64.
+fuzz_ra_header/: 2 option bytes (byte 0: bit 0 type 5 refused, bit 1 metadata
+    refused, bits 2-4 max_ndim, bits 5-7 max_data_bytes selectors; byte 1 bits
+    0-2 the stream's chunk size), then the file: the writer and hostile files
+    of tests/ra/make_files.py.
 fuzz_npz/: 4 option bytes (bytes 0-1 as above; byte 2: bit 0 verify, bits
     1-2 max_members, bits 3-4 max_total_bytes, bits 5-6 max_ratio selectors;
     byte 3 unused), then the archive.  The archives are those of
@@ -938,7 +942,7 @@ def verify(tool, seeds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--clean", action="store_true",
-                        help="delete the files in the four target directories first")
+                        help="delete the files in the target directories first")
     parser.add_argument("--verify", metavar="NPYGUARD",
                         help="check every .npy seed's verdict with this npyguard binary")
     args = parser.parse_args()
@@ -956,6 +960,11 @@ def main():
         clean(npz_directory)
     distinct, new = write_units(npz_directory, npz_units())
     print("%-17s %4d seeds (%d new)" % ("fuzz_npz", distinct, new))
+    ra_directory = HERE / "fuzz_ra_header"
+    if args.clean and ra_directory.is_dir():
+        clean(ra_directory)
+    distinct, new = write_units(ra_directory, ra_units())
+    print("%-17s %4d seeds (%d new)" % ("fuzz_ra_header", distinct, new))
     if args.verify:
         return 1 if verify(args.verify, seeds) else 0
     return 0
@@ -973,6 +982,29 @@ def npz_units():
             units.append(b"\0\0\0\0" + archive)
             if entry["valid"]:
                 units.append(b"\0\0\x01\0" + archive)
+    return units
+
+
+# fuzz_ra_header's first byte for the command-line options of a row of
+# tests/ra/make_files.py (fuzz/fuzz_ra_header.cpp decodes it).
+RA_OPTION_BITS = {"--no-ra-type5": 0x01, "--ra-reject-metadata": 0x02, "--max-ndim": 6 << 2}
+
+
+def ra_units():
+    """The files of tests/ra/make_files.py: each with its row's options read
+    in 1-byte chunks, and with the defaults read in 4 KiB chunks."""
+    units = []
+    with tempfile.TemporaryDirectory() as scratch:
+        subprocess.run([sys.executable, str(HERE.parent / "tests" / "ra" / "make_files.py"), "--out", scratch],
+                       check=True, stdout=subprocess.DEVNULL)
+        manifest = json.loads((pathlib.Path(scratch) / "manifest.json").read_text(encoding="utf-8"))
+        for entry in manifest:
+            data = (pathlib.Path(scratch) / entry["file"]).read_bytes()
+            first = 0
+            for option in entry["options"]:
+                first |= RA_OPTION_BITS.get(option, 0)
+            units.append(bytes([first, 0]) + data)
+            units.append(b"\0\x06" + data)
     return units
 
 
