@@ -68,6 +68,7 @@ public:
   explicit counting_source(const std::string& bytes) : bytes_(bytes) {}
   [[nodiscard]] std::uint64_t size() const noexcept override { return bytes_.size(); }
   std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    if (size == 0 || buffer == nullptr) ++empty_requests; // the library never asks for nothing
     if (offset >= bytes_.size()) return 0;
     const std::size_t n = std::min<std::size_t>(size, bytes_.size() - static_cast<std::size_t>(offset));
     std::memcpy(buffer, bytes_.data() + offset, n);
@@ -75,6 +76,7 @@ public:
     return static_cast<std::ptrdiff_t>(n);
   }
   std::uint64_t bytes_read = 0;
+  int empty_requests = 0;
 
 private:
   const std::string& bytes_;
@@ -105,6 +107,7 @@ npyguard::ra::result every_entry_point(const std::string& bytes, const npyguard:
   const npyguard::ra::result buffer = check_ra(bytes, opts);
   counting_source source(bytes);
   CHECK(npyguard::ra::validate_source(source, opts) == buffer);
+  CHECK(source.empty_requests == 0);
   scratch_dir dir;
   const std::string path = dir.file("x.ra");
   write_file(path, bytes);

@@ -44,7 +44,7 @@ result validate_random_access(random_access_source& input, const options& opts) 
   std::uint64_t input_size = input.size();
   unsigned char fixed[fixed_header_size];
   const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(input_size, sizeof fixed));
-  const std::ptrdiff_t got = checked_count(input.read_at(0, fixed, wanted), wanted);
+  const std::ptrdiff_t got = wanted == 0 ? 0 : checked_count(input.read_at(0, fixed, wanted), wanted);
   if (got < 0) return read_error_from(got);
   const auto have = static_cast<std::size_t>(got);
   if (have < wanted) input_size = have; // the input shrank under us: it ends here
@@ -56,13 +56,15 @@ result validate_random_access(random_access_source& input, const options& opts) 
   if (input_size < header_size) return detail::truncated_header(input_size, header_size);
   // Allocated only now: the limit and the input's size bound it.
   std::vector<std::uint64_t> dims(static_cast<std::size_t>(ndims));
-  const std::size_t dims_bytes = dims.size() * 8;
-  const std::ptrdiff_t rest = checked_count(input.read_at(fixed_header_size, dims.data(), dims_bytes), dims_bytes);
-  if (rest < 0) return read_error_from(rest);
-  if (static_cast<std::size_t>(rest) < dims_bytes) {
-    return detail::truncated_header(fixed_header_size + static_cast<std::uint64_t>(rest), header_size);
+  if (!dims.empty()) { // a source is never asked for 0 bytes (nor given a null buffer)
+    const std::size_t dims_bytes = dims.size() * 8;
+    const std::ptrdiff_t rest = checked_count(input.read_at(fixed_header_size, dims.data(), dims_bytes), dims_bytes);
+    if (rest < 0) return read_error_from(rest);
+    if (static_cast<std::size_t>(rest) < dims_bytes) {
+      return detail::truncated_header(fixed_header_size + static_cast<std::uint64_t>(rest), header_size);
+    }
+    decode_dims(dims);
   }
-  decode_dims(dims);
   return detail::check_input_size(detail::build_model(fixed, std::move(dims), opts), input_size, opts);
 }
 
