@@ -81,6 +81,8 @@ enum class error_code : std::uint16_t {
   entry_order = 63,          // central directory not in file order
   bad_deflate = 64,          // the inflater reports an error
   crc_mismatch = 65,         // (verification) CRC-32 differs
+  // Conversion between formats (npyguard/convert.hpp):
+  not_convertible = 66, // a valid input the target format cannot express
 };
 
 // The snake_case name of a code ("truncated_data"); "unknown" for values

@@ -72,6 +72,7 @@ std::string_view error_code_name(error_code code) noexcept {
     NPYGUARD_NAME(entry_order)
     NPYGUARD_NAME(bad_deflate)
     NPYGUARD_NAME(crc_mismatch)
+    NPYGUARD_NAME(not_convertible)
 #undef NPYGUARD_NAME
   }
   return "unknown";

@@ -14,36 +14,13 @@
 #include "npy/entry_points.hpp"
 #include "npyguard/npy/descr.hpp"
 #include "npyguard/npy/validate.hpp"
-#include "platform/atomic_output.hpp"
 #include "platform/fd.hpp"
 #include "platform/file_status.hpp"
+#include "platform/validated_output.hpp"
 
 namespace npyguard {
 namespace detail {
 namespace {
-
-// Data is copied through one buffer of this size: memory stays constant
-// whatever the array's size.
-constexpr std::size_t copy_chunk = std::size_t{1024} * 1024;
-
-error output_failure(const std::string& path, const char* what, int errno_value) {
-  return io_error_from((what + (" " + path)).c_str(), errno_value);
-}
-
-// What a failed step of the output says: the directory for create, the
-// destination for the rest.
-error describe_failure(const platform::atomic_output& output, const platform::output_failure& failure) {
-  switch (failure.step) {
-    case platform::output_step::create:
-      return output_failure(output.directory(), "cannot create a file in", failure.errno_value);
-    case platform::output_step::flush: return output_failure(output.destination(), "cannot flush", failure.errno_value);
-    case platform::output_step::rename:
-      return output_failure(output.destination(), "cannot rename the finished file to", failure.errno_value);
-    case platform::output_step::write:
-    case platform::output_step::close: break;
-  }
-  return output_failure(output.destination(), "cannot write", failure.errno_value);
-}
 
 // What the writer checks its own output with: only the format's limits,
 // and nothing after the data.
@@ -53,53 +30,33 @@ options writer_options() {
   return loosest;
 }
 
-// The output file of write_array and canonicalize_file: a
-// platform::atomic_output whose steps answer with errors, and whose commit
-// checks that the flushed file reads back as a valid canonical file first
-// (the writer never hands out bytes its own validator rejects).
+// The output file of write_array and canonicalize_file: its commit checks
+// that the flushed file reads back as a valid canonical file first (the
+// writer never hands out bytes its own validator rejects).
 class checked_output {
 public:
   explicit checked_output(std::string destination) : output_(std::move(destination)) {}
-
-  [[nodiscard]] std::optional<error> create() {
-    // The rename replaces whatever the name holds: only a regular file (or
-    // nothing) may be replaced, never a device, a FIFO, a directory or a
-    // symbolic link (as root, "/dev/null" would become a regular file).
-    platform::file_status existing;
-    if (platform::lstat_path(output_.destination().c_str(), existing) == 0 && !existing.is_regular()) {
-      return error{error_code::io_error, std::nullopt,
-                   "the output " + output_.destination() +
-                       " exists and is not a regular file (a link, directory, device or FIFO); it is never replaced"};
-    }
-    return failure_of(output_.create());
-  }
-
+  [[nodiscard]] std::optional<error> create() { return output_.create(); }
   [[nodiscard]] std::optional<error> write_all(const void* data, std::size_t size) {
-    return failure_of(output_.write_all(data, size));
+    return output_.write_all(data, size);
   }
-
+  [[nodiscard]] std::optional<error> copy_from(int input, std::uint64_t offset, std::uint64_t length) {
+    return output_.copy_from(input, offset, length);
+  }
   [[nodiscard]] std::optional<error> commit(bool pickle) {
-    if (auto failure = failure_of(output_.flush())) return failure;
-    options strict = writer_options();
-    strict.canonical = true;
-    strict.allow_object = pickle;
-    platform::file_status info;
-    const result written = validate_open_file(output_.fd(), strict, info);
-    if (!written.ok()) {
-      error failure = written.failure();
-      failure.message = "internal error, the output does not validate: " + failure.message;
-      return failure;
-    }
-    return failure_of(output_.commit());
+    return output_.commit([pickle](int fd) -> std::optional<error> {
+      options strict = writer_options();
+      strict.canonical = true;
+      strict.allow_object = pickle;
+      platform::file_status info;
+      const result written = validate_open_file(fd, strict, info);
+      if (written.ok()) return std::nullopt;
+      return written.failure();
+    });
   }
 
 private:
-  [[nodiscard]] std::optional<error> failure_of(const std::optional<platform::output_failure>& failure) const {
-    if (!failure) return std::nullopt;
-    return describe_failure(output_, *failure);
-  }
-
-  platform::atomic_output output_;
+  platform::validated_output output_;
 };
 
 // encode_header_bytes, then the bytes are validated and must give back the
@@ -127,26 +84,6 @@ result encode_checked(const dtype& type, const std::vector<std::uint64_t>& shape
   }
   out = std::move(bytes);
   return written;
-}
-
-std::optional<error> copy_range(int input, std::uint64_t offset, std::uint64_t length, checked_output& output) {
-  const auto buffer = std::make_unique<unsigned char[]>(copy_chunk);
-  while (length > 0) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(length, copy_chunk));
-    const std::ptrdiff_t n = platform::pread_full(input, buffer.get(), want, offset);
-    if (n < 0) return io_error_from("cannot read the input", static_cast<int>(-n));
-    if (n > 0) {
-      if (auto failure = output.write_all(buffer.get(), static_cast<std::size_t>(n))) return failure;
-    }
-    offset += static_cast<std::uint64_t>(n);
-    length -= static_cast<std::uint64_t>(n);
-    if (static_cast<std::size_t>(n) < want) {
-      return error{
-          error_code::truncated_data, offset,
-          "the input ended at byte " + std::to_string(offset) + " while it was copied (it shrank after validation)"};
-    }
-  }
-  return std::nullopt;
 }
 
 result canonicalize(const char* input_path, const char* output_path, const options& opts) {
@@ -181,7 +118,7 @@ result canonicalize(const char* input_path, const char* output_path, const optio
   if (auto failure = output.write_all(header_bytes.data(), header_bytes.size())) return *failure;
   const std::uint64_t file_size = info.size;
   const std::uint64_t length = model.data_is_pickle ? file_size - model.data_offset : model.nbytes;
-  if (auto failure = copy_range(input.get(), model.data_offset, length, output)) return *failure;
+  if (auto failure = output.copy_from(input.get(), model.data_offset, length)) return *failure;
   if (auto failure = output.commit(model.data_is_pickle)) return *failure;
   return checked;
 }
