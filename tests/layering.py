@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The house's layering (STYLE.md, issue 12): dependencies point one way.
 
-    core <- npy <- npz;  core <- ra;  platform: only for the entry points of
+    core <- npy <- npz;  core <- ra;  npy, ra <- convert (which writes files);  platform: only for the entry points of
     npy, npz and ra, npy's data view and writer;  cli: the public headers only;  public headers:
     each other only.  POSIX headers: platform and cli only.
 
@@ -28,6 +28,7 @@ ALLOWED = {
     "src/npy": {"npyguard", "core", "npy", "grammar"},
     "src/npz": {"npyguard", "core", "npy", "npz"},
     "src/ra": {"npyguard", "core", "ra"},
+    "src/convert": {"npyguard", "core", "npy", "ra", "platform", "convert"},
     "src/cli": {"npyguard", "cli"},
 }
 

@@ -9,6 +9,7 @@
 #ifndef NPYGUARD_NPYGUARD_HPP
 #define NPYGUARD_NPYGUARD_HPP
 
+#include "npyguard/convert.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/export.hpp"
 #include "npyguard/io.hpp"

@@ -1,5 +1,5 @@
 // The subcommands, one file each: check_command.cpp, inspect_command.cpp,
-// canon_command.cpp. Each returns the command's exit status.
+// canon_command.cpp, convert_command.cpp. Each returns the command's exit status.
 #ifndef NPYGUARD_CLI_COMMANDS_HPP
 #define NPYGUARD_CLI_COMMANDS_HPP
 
@@ -25,6 +25,7 @@ struct check_settings {
 int run_check(const check_settings& settings);
 int run_inspect(const std::string& file, const npyguard::options& opts, bool json, file_format format);
 int run_canon(const std::string& input, const std::string& output, const npyguard::options& opts);
+int run_convert(const std::string& input, const std::string& output, const npyguard::options& opts);
 
 } // namespace npyguard_cli
 

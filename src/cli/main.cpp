@@ -119,6 +119,34 @@ int run(int argc, char** argv) {
       "Exit status: 0 written, 1 IN is invalid, 2 usage error or I/O error (IN unreadable or not a\n"
       "regular file, OUT is IN or not a regular file, OUT cannot be written).");
 
+  npyguard::options convert_opts;
+  CLI::App* convert = app.add_subcommand(
+      "convert", "Convert a RawArray .ra file to .npy, or a .npy file to .ra, validating both sides");
+  std::string convert_input;
+  std::string convert_output;
+  add_policy_options(*convert, convert_opts);
+  convert->add_flag("--ra-reject-metadata", convert_opts.ra_reject_metadata,
+                    ".ra input: refuse bytes after the data instead of leaving them behind");
+  convert->add_flag_callback(
+      "--no-ra-type5", [&convert_opts] { convert_opts.ra_allow_type5 = false; }, ".ra input: refuse element type 5");
+  convert->add_option("IN", convert_input, "The file to convert (a regular file)")->required();
+  convert->add_option("OUT", convert_output, "Where to write the result (never IN itself)")->required();
+  convert->footer(
+      "The direction comes from IN: a name ending in .ra or .npy, else its first bytes (rawarray or\n"
+      "\\x93NUMPY), else OUT's name. IN is validated first (with the options above).\n"
+      ".ra -> .npy: shape = dims in file order (dims[0] varies fastest), fortran_order True unless at most\n"
+      "one dim is above 1, the header np.save writes, the data bytes unchanged. Refused (not_convertible,\n"
+      "at the field that says why): user types (0), bfloat16 (5 with 2 bytes), 16-byte integers, 4-byte\n"
+      "complex, more than 32 dims. Metadata after the data is not carried over (said on standard error).\n"
+      ".npy -> .ra: what the Python reference ra.write writes: dims = shape, flags 1 for big-endian data,\n"
+      "the data column-major (a C-order array with two or more dims above 1 is transposed); bool becomes\n"
+      "type 5. Refused: structured, object, string, void, datetime and timedelta dtypes.\n"
+      "OUT appears only when complete and validated, as with canon: on any error OUT is untouched.\n"
+      "On success the written file's line, as check prints it, goes to standard output.\n"
+      "Errors go to standard error as 'npyguard convert: IN:OFFSET: CODE: message'.\n"
+      "Exit status: 0 written, 1 IN is invalid or cannot be expressed in the other format, 2 usage error\n"
+      "or I/O error.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -129,14 +157,15 @@ int run(int argc, char** argv) {
     // The command is the first argument: npyguard itself has no option
     // that takes a value.
     const std::string first = argc > 1 ? argv[1] : "";
-    for (const CLI::App* command : {check, inspect, canon}) {
+    for (const CLI::App* command : {check, inspect, canon, convert}) {
       if (command->parsed() || first == command->get_name()) return usage_error(e.what(), command->get_name());
     }
-    if (first.empty() || first == "--") return usage_error("a command is required (check, inspect or canon)", {});
+    if (first.empty() || first == "--")
+      return usage_error("a command is required (check, inspect, canon or convert)", {});
     if (first[0] == '-') {
       return usage_error("'" + first + "' is not an option of npyguard itself (a command comes first)", {});
     }
-    return usage_error("'" + first + "' is not a command (check, inspect or canon)", {});
+    return usage_error("'" + first + "' is not a command (check, inspect, canon or convert)", {});
   }
 
   if (canon->parsed()) {
@@ -144,6 +173,12 @@ int run(int argc, char** argv) {
       return usage_error("IN and OUT must be files: '-' (standard input or output) is not accepted", "canon");
     }
     return run_canon(canon_input, canon_output, canon_opts);
+  }
+  if (convert->parsed()) {
+    if (convert_input == "-" || convert_output == "-") {
+      return usage_error("IN and OUT must be files: '-' (standard input or output) is not accepted", "convert");
+    }
+    return run_convert(convert_input, convert_output, convert_opts);
   }
   if (inspect->parsed()) {
     inspect_opts.timeout_ms = inspect_timeout_seconds * 1000u;

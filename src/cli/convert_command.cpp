@@ -1,0 +1,71 @@
+// npyguard convert: RawArray to .npy and back (SPEC-ra.md section 10a).
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+namespace npyguard_cli {
+namespace {
+
+bool ends_with(const std::string& name, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+}
+
+// The direction: IN's name, else IN's first bytes, else OUT's name.
+file_format input_format(const std::string& input, const std::string& output) {
+  if (ends_with(input, ".ra")) return file_format::ra;
+  if (ends_with(input, ".npy")) return file_format::npy;
+  char head[8] = {};
+  std::ifstream in(input, std::ios::binary);
+  in.read(head, sizeof head);
+  if (in.gcount() == 8 && std::memcmp(head, "rawarray", 8) == 0) return file_format::ra;
+  if (in.gcount() >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return file_format::npy;
+  if (ends_with(output, ".npy")) return file_format::ra;
+  if (ends_with(output, ".ra")) return file_format::npy;
+  return file_format::detect;
+}
+
+int failed(const std::string& line, const npyguard::error& failure) {
+  std::fprintf(stderr, "npyguard convert: %s\n", line.c_str());
+  return is_io(&failure) ? exit_usage_or_io : exit_invalid;
+}
+
+} // namespace
+
+int run_convert(const std::string& input, const std::string& output, const npyguard::options& opts) {
+  switch (input_format(input, output)) {
+    case file_format::ra: {
+      const auto converted = npyguard::convert_ra_to_npy(input.c_str(), output.c_str(), opts);
+      if (!converted.ok())
+        return failed(verdict_line(input, npyguard::ra::result(converted.failure())), converted.failure());
+      write_out(verdict_line(output, npyguard::result(converted.value().output)) + "\n");
+      if (const std::uint64_t dropped = converted.value().input.metadata_length.value_or(0); dropped != 0) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "npyguard convert: %s: %llu bytes of metadata after the data were not carried over\n",
+                     input.c_str(), static_cast<unsigned long long>(dropped));
+      }
+      return exit_valid;
+    }
+    case file_format::npy: {
+      const auto converted = npyguard::convert_npy_to_ra(input.c_str(), output.c_str(), opts);
+      if (!converted.ok())
+        return failed(verdict_line(input, npyguard::result(converted.failure())), converted.failure());
+      npyguard::ra::header written = converted.value().output;
+      write_out(verdict_line(output, npyguard::ra::result(written)) + "\n");
+      return exit_valid;
+    }
+    case file_format::detect:
+    case file_format::npz: break;
+  }
+  return usage_error(
+      "cannot tell the direction: IN is neither a .ra nor a .npy file by its name or its first bytes, "
+      "and OUT's name ends in neither",
+      "convert");
+}
+
+} // namespace npyguard_cli
