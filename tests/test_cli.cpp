@@ -566,7 +566,7 @@ TEST_CASE("the manual page names every option --help lists", "[cli]") {
   const std::string manual = slurp(NPYGUARD_SOURCE_DIR "/man/npyguard.1");
   REQUIRE(manual.find(".TH NPYGUARD 1") != std::string::npos);
   std::size_t options_seen = 0;
-  for (const char* command : {"check", "inspect", "canon"}) {
+  for (const char* command : {"check", "inspect", "canon", "convert"}) {
     const std::string help = run_full({command, "--help"}).out;
     for (std::size_t at = help.find("--"); at != std::string::npos; at = help.find("--", at + 2)) {
       std::size_t end = at + 2;

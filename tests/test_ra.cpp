@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <iterator>
+
 #include "support.hpp"
 
 using npyguard::error_code;
@@ -445,4 +448,76 @@ TEST_CASE("ra: the entry points report unreadable inputs as io_error", "[ra]") {
   require_error(npyguard::ra::validate_file("/nonexistent/npyguard/x.ra"), error_code::io_error, std::nullopt);
   require_error(npyguard::ra::validate_file(NPYGUARD_SOURCE_DIR "/tests"), error_code::io_error, std::nullopt);
   require_error(npyguard::ra::validate_buffer(nullptr, 0), error_code::truncated_header, 0);
+}
+
+TEST_CASE("convert: not_convertible at the field that says why, and no output left", "[ra][convert]") {
+  scratch_dir dir;
+  const std::string out = dir.file("out.npy");
+  const auto refuse = [&](const ra_fields& f, std::uint64_t offset) {
+    const std::string in = dir.write("in.ra", ra_file(f));
+    const auto converted = npyguard::convert_ra_to_npy(in.c_str(), out.c_str());
+    require_error(converted, error_code::not_convertible, offset);
+    CHECK(::access(out.c_str(), F_OK) != 0);
+  };
+  ra_fields user;
+  user.eltype = 0;
+  user.elbyte = 12;
+  refuse(user, 16);
+  ra_fields bfloat16;
+  bfloat16.eltype = 5;
+  bfloat16.elbyte = 2;
+  refuse(bfloat16, 16);
+  ra_fields int128;
+  int128.eltype = 1;
+  int128.elbyte = 16;
+  refuse(int128, 24);
+  ra_fields complex4;
+  complex4.eltype = 4;
+  complex4.elbyte = 4;
+  refuse(complex4, 24);
+  ra_fields many;
+  many.dims.assign(33, 1);
+  refuse(many, 40);
+  // An invalid input is the validator's error, and nothing is written either.
+  ra_fields lying;
+  lying.size = 1;
+
+  {
+    const std::string in = dir.write("bad.ra", ra_file(lying));
+    require_error(npyguard::convert_ra_to_npy(in.c_str(), out.c_str()), error_code::data_length_mismatch, 32);
+    CHECK(::access(out.c_str(), F_OK) != 0);
+  }
+
+  // .npy -> .ra: at the header text, 10 for version 1.0 and 12 for 2.0.
+  const std::string ra_out = dir.file("out.ra");
+  const std::string structured =
+      dir.write("s.npy", npy_file("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }", 1, 8));
+  require_error(npyguard::convert_npy_to_ra(structured.c_str(), ra_out.c_str()), error_code::not_convertible, 10);
+  const std::string text =
+      dir.write("u.npy", npy_file("{'descr': '<U2', 'fortran_order': False, 'shape': (1,), }", 2, 8));
+  require_error(npyguard::convert_npy_to_ra(text.c_str(), ra_out.c_str()), error_code::not_convertible, 12);
+  CHECK(::access(ra_out.c_str(), F_OK) != 0);
+  // The output may not be the input.
+  require_error(npyguard::convert_npy_to_ra(text.c_str(), text.c_str()), error_code::io_error, std::nullopt);
+}
+
+TEST_CASE("convert: a C-order array is transposed, a Fortran one copied", "[ra][convert]") {
+  scratch_dir dir;
+  std::string data;
+  for (int i = 0; i < 6; ++i) data.push_back(static_cast<char>(i));
+  const std::string c_order =
+      dir.write("c.npy", npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }") + data);
+  const std::string out = dir.file("c.ra");
+  const auto converted = npyguard::convert_npy_to_ra(c_order.c_str(), out.c_str());
+  require_ok(converted);
+  CHECK(converted.value().output.dims == std::vector<std::uint64_t>{2, 3});
+  std::ifstream in(out, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() == 64 + 6);
+  CHECK(bytes.substr(64) == std::string("\x00\x03\x01\x04\x02\x05", 6)); // dims[0] fastest
+  const std::string back = dir.file("back.npy");
+  const auto again = npyguard::convert_ra_to_npy(out.c_str(), back.c_str());
+  require_ok(again);
+  CHECK(again.value().output.fortran_order);
+  CHECK(again.value().output.shape == std::vector<std::uint64_t>{2, 3});
 }
