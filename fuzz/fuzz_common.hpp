@@ -65,6 +65,24 @@ inline std::unique_ptr<std::uint8_t[]> exact_copy(const std::uint8_t* data, std:
   return copy;
 }
 
+// The input as a random_access_source (the .npz and RawArray targets): a
+// read must start inside the input, and asks for nothing past its end.
+class memory_source final : public random_access_source {
+public:
+  memory_source(const std::uint8_t* data, std::size_t size) noexcept : data_(data), size_(size) {}
+  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    NPYGUARD_FUZZ_CHECK(offset <= size_);
+    const std::size_t n = std::min<std::size_t>(size, size_ - static_cast<std::size_t>(offset));
+    if (n != 0) std::memcpy(buffer, data_ + offset, n);
+    return static_cast<std::ptrdiff_t>(n);
+  }
+
+private:
+  const std::uint8_t* data_;
+  std::size_t size_;
+};
+
 // Two configuration bytes:
 //   first:  bit 0 allow_object, bit 1 allow_trailing_data,
 //           bits 2-4 max_header_bytes, bits 5-7 max_depth

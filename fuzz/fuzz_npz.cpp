@@ -15,24 +15,6 @@ namespace {
 
 using namespace npyguard;
 
-// The archive as a random_access_source that answers in pieces no longer
-// than `step` where the input allows, the way a ranged reader may.
-class memory_source final : public random_access_source {
-public:
-  memory_source(const std::uint8_t* data, std::size_t size) noexcept : data_(data), size_(size) {}
-  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
-  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
-    NPYGUARD_FUZZ_CHECK(offset <= size_);
-    const std::size_t n = std::min<std::size_t>(size, size_ - static_cast<std::size_t>(offset));
-    if (n != 0) std::memcpy(buffer, data_ + offset, n);
-    return static_cast<std::ptrdiff_t>(n);
-  }
-
-private:
-  const std::uint8_t* data_;
-  std::size_t size_;
-};
-
 void check_archive(const npz::archive& archive, const options& opts, std::size_t size) {
   NPYGUARD_FUZZ_CHECK(archive.size == size);
   NPYGUARD_FUZZ_CHECK(archive.members.size() <= opts.limits.max_members);
@@ -73,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const npz::archive_result verdict = npz::validate_buffer(file.get(), in.size(), opts);
   // Both readers of the archive reach the same verdict.
-  memory_source source(file.get(), in.size());
+  fuzz::memory_source source(file.get(), in.size());
   const npz::archive_result by_offset = npz::validate_source(source, opts);
   NPYGUARD_FUZZ_CHECK(verdict == by_offset);
   if (const npz::archive* archive = verdict.value_if()) {

@@ -12,22 +12,6 @@ namespace {
 
 using namespace npyguard;
 
-class memory_source final : public random_access_source {
-public:
-  memory_source(const std::uint8_t* data, std::size_t size) noexcept : data_(data), size_(size) {}
-  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
-  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
-    if (offset >= size_) return 0;
-    const std::size_t n = std::min<std::size_t>(size, size_ - static_cast<std::size_t>(offset));
-    std::memcpy(buffer, data_ + offset, n);
-    return static_cast<std::ptrdiff_t>(n);
-  }
-
-private:
-  const std::uint8_t* data_;
-  std::size_t size_;
-};
-
 class chunked_stream final : public byte_source {
 public:
   chunked_stream(const std::uint8_t* data, std::size_t size, std::size_t chunk) noexcept
@@ -157,7 +141,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t file_size = in.size();
 
   const ra::result verdict = ra::validate_buffer(file.get(), file_size, opts);
-  memory_source source(file.get(), file_size);
+  fuzz::memory_source source(file.get(), file_size);
   NPYGUARD_FUZZ_CHECK(ra::validate_source(source, opts) == verdict);
 
   // A stream: the same verdict, without metadata fields; an error with the

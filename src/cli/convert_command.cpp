@@ -11,22 +11,17 @@
 namespace npyguard_cli {
 namespace {
 
-bool ends_with(const std::string& name, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
-}
-
 // The direction: IN's name, else IN's first bytes, else OUT's name.
 file_format input_format(const std::string& input, const std::string& output) {
-  if (ends_with(input, ".ra")) return file_format::ra;
-  if (ends_with(input, ".npy")) return file_format::npy;
+  if (has_suffix(input, ".ra")) return file_format::ra;
+  if (has_suffix(input, ".npy")) return file_format::npy;
   char head[8] = {};
   std::ifstream in(input, std::ios::binary);
   in.read(head, sizeof head);
   if (in.gcount() == 8 && std::memcmp(head, "rawarray", 8) == 0) return file_format::ra;
   if (in.gcount() >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return file_format::npy;
-  if (ends_with(output, ".npy")) return file_format::ra;
-  if (ends_with(output, ".ra")) return file_format::npy;
+  if (has_suffix(output, ".npy")) return file_format::ra;
+  if (has_suffix(output, ".ra")) return file_format::npy;
   return file_format::detect;
 }
 

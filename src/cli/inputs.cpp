@@ -16,11 +16,6 @@ namespace {
 
 constexpr std::size_t recorded_prefix = std::size_t{64} * 1024;
 
-bool has_suffix(const std::string& name, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
-}
-
 // The names a walk takes without --all-files.
 bool has_array_suffix(const std::string& name) {
   return has_suffix(name, ".npy") || has_suffix(name, ".npz") || has_suffix(name, ".ra");
@@ -293,6 +288,11 @@ void set_io_error(checked& out, std::string message) {
 }
 
 } // namespace
+
+bool has_suffix(const std::string& name, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+}
 
 std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk) {
   std::vector<input> out;

@@ -20,6 +20,10 @@ namespace npyguard_cli {
 // the archive's error), else .npy (bad_magic).
 enum class file_format { detect, npy, npz, ra };
 
+// True when `name` ends in `suffix` and has something before it (".npy"
+// alone is not a .npy name).
+[[nodiscard]] bool has_suffix(const std::string& name, const char* suffix);
+
 // One file to check: a path, standard input ("-"), or a problem found while
 // expanding the arguments (an unreadable directory, a FIFO met in a walk).
 struct input {

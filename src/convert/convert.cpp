@@ -172,16 +172,18 @@ std::optional<error> write_transposed(int input, const header& model, platform::
     stride *= static_cast<std::size_t>(model.shape[k]);
   }
   std::vector<std::size_t> index(ndim, 0);
-  constexpr std::size_t chunk = std::size_t{1024} * 1024;
-  std::vector<unsigned char> buffer;
-  buffer.reserve(chunk + itemsize);
+  // Whole elements per buffer: at least one, about 1 MiB.
+  const std::size_t per_chunk = std::max<std::size_t>(1, (std::size_t{1} << 20) / itemsize);
+  std::vector<unsigned char> buffer(per_chunk * itemsize);
   const unsigned char* data = mapped.data();
   std::size_t offset = 0;
+  std::size_t filled = 0;
   for (std::uint64_t element = 0; element < model.count; ++element) {
-    buffer.insert(buffer.end(), data + offset, data + offset + itemsize);
-    if (buffer.size() >= chunk) {
-      if (auto failure = output.write_all(buffer.data(), buffer.size())) return failure;
-      buffer.clear();
+    std::memcpy(buffer.data() + filled, data + offset, itemsize);
+    filled += itemsize;
+    if (filled == buffer.size()) {
+      if (auto failure = output.write_all(buffer.data(), filled)) return failure;
+      filled = 0;
     }
     for (std::size_t k = 0; k < ndim; ++k) { // dims[0] fastest
       if (++index[k] < model.shape[k]) {
@@ -192,7 +194,7 @@ std::optional<error> write_transposed(int input, const header& model, platform::
       index[k] = 0;
     }
   }
-  if (!buffer.empty()) return output.write_all(buffer.data(), buffer.size());
+  if (filled != 0) return output.write_all(buffer.data(), filled);
   return std::nullopt;
 }
 
