@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The house's layering (STYLE.md, issue 12): dependencies point one way.
 
-    core <- npy <- npz;  core <- ra;  npy, ra <- convert (which writes files);  platform: only for the entry points of
-    npy, npz and ra, npy's data view and writer;  cli: the public headers only;  public headers:
+    core <- npy <- npz;  core <- ra;  npy, ra <- convert (which writes files);  platform: only for the entry
+    points of npy, npz and ra, their data views and npy's writer;  cli: the public headers only;  public headers:
     each other only.  POSIX headers: platform and cli only.
 
 Reads every #include in src/ and include/ and fails, naming file, line and
@@ -18,7 +18,7 @@ QUOTED = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
 POSIX = re.compile(r'^(unistd|fcntl|poll|dirent|pthread)\.h$|^sys/')
 PLATFORM_USERS = {"src/npy/entry_points.cpp", "src/npy/entry_points.hpp", "src/npy/data.cpp", "src/npy/data.hpp",
-                  "src/npy/write.cpp", "src/npz/entry_points.cpp", "src/ra/entry_points.cpp"}
+                  "src/npy/write.cpp", "src/npz/entry_points.cpp", "src/ra/entry_points.cpp", "src/ra/data.cpp"}
 
 # room -> rooms its quoted includes may name ("npyguard" = public headers)
 ALLOWED = {

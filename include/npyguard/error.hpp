@@ -82,7 +82,7 @@ enum class error_code : std::uint16_t {
   bad_deflate = 64,          // the inflater reports an error
   crc_mismatch = 65,         // (verification) CRC-32 differs
   // Conversion between formats (npyguard/convert.hpp):
-  not_convertible = 66, // a valid input the target format cannot express
+  not_convertible = 66, // a valid input the target format (or byte order) cannot express
 };
 
 // The snake_case name of a code ("truncated_data"); "unknown" for values

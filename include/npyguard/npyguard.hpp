@@ -20,6 +20,7 @@
 #include "npyguard/npy/write.hpp"
 #include "npyguard/npz/validate.hpp"
 #include "npyguard/options.hpp"
+#include "npyguard/ra/data.hpp"
 #include "npyguard/ra/model.hpp"
 #include "npyguard/ra/validate.hpp"
 #include "npyguard/result.hpp"

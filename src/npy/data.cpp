@@ -3,34 +3,23 @@
 #include "npyguard/npy/data.hpp"
 #include "npyguard/npy/validate.hpp"
 
-#include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
-#include <new>
-#include <string>
 #include <utility>
 #include <vector>
 
+#include "core/byte_swap.hpp"
 #include "npy/data.hpp"
 #include "npy/entry_points.hpp"
+#include "platform/data_range.hpp"
 #include "platform/fd.hpp"
 #include "platform/file_status.hpp"
-#include "platform/mapping.hpp"
 
 namespace npyguard {
 namespace detail {
 namespace {
 
-// bytes() of an empty array: non-null, aligned for every scalar, never read.
-alignas(alignof(std::max_align_t)) constexpr unsigned char no_bytes[1] = {0};
-
-constexpr byte_order machine_order =
-#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    byte_order::big;
-#else
-    byte_order::little;
-#endif
+constexpr byte_order machine_order = machine_big_endian ? byte_order::big : byte_order::little;
 
 bool needs_swap(byte_order order) noexcept { return order != byte_order::not_applicable && order != machine_order; }
 
@@ -140,43 +129,11 @@ private:
     add_run(offset, width, units * count, last);
   }
 
-  template <typename Unsigned, typename Swap>
-  static void swap_each(unsigned char* at, std::size_t count, Swap swap) noexcept {
-    for (std::size_t i = 0; i < count; ++i, at += sizeof(Unsigned)) {
-      Unsigned value;
-      std::memcpy(&value, at, sizeof value);
-      value = swap(value);
-      std::memcpy(at, &value, sizeof value);
-    }
-  }
-
-  static void swap_run(unsigned char* at, std::uint32_t width, std::size_t count) noexcept {
-    switch (width) {
-      case 2: swap_each<std::uint16_t>(at, count, [](std::uint16_t v) { return __builtin_bswap16(v); }); break;
-      case 4: swap_each<std::uint32_t>(at, count, [](std::uint32_t v) { return __builtin_bswap32(v); }); break;
-      case 8: swap_each<std::uint64_t>(at, count, [](std::uint64_t v) { return __builtin_bswap64(v); }); break;
-      case 16: // float128 / long double, and each half of a c32: all 16 bytes reversed
-        for (std::size_t i = 0; i < count; ++i, at += 16) {
-          std::uint64_t low;
-          std::uint64_t high;
-          std::memcpy(&low, at, 8);
-          std::memcpy(&high, at + 8, 8);
-          low = __builtin_bswap64(low);
-          high = __builtin_bswap64(high);
-          std::memcpy(at, &high, 8);
-          std::memcpy(at + 8, &low, 8);
-        }
-        break;
-      default: // no dtype has another scalar width
-        break;
-    }
-  }
-
   static void run(const swap_step* first, const swap_step* end, unsigned char* base) noexcept {
     while (first != end) {
       const swap_step& step = *first;
       if (step.width != 0) {
-        swap_run(base + step.offset, step.width, step.count);
+        swap_scalars(base + step.offset, step.width, step.count);
         ++first;
         continue;
       }
@@ -202,46 +159,10 @@ void to_native_in_place(unsigned char* data, const header& model) {
 // ---------------------------------------------------------------------------
 // Files.
 
-struct file_identity {
-  std::uint64_t size = 0;
-  std::uint64_t device = 0;
-  std::uint64_t inode = 0;
-  std::int64_t mtime_seconds = 0;
-  std::int64_t mtime_nanoseconds = 0;
-};
-
-file_identity identity_of(const platform::file_status& info) noexcept {
-  return file_identity{info.size, info.device, info.inode, info.mtime_seconds, info.mtime_nanoseconds};
-}
-
-std::string file_kind(platform::file_type type) {
-  switch (type) {
-    case platform::file_type::directory: return "a directory";
-    case platform::file_type::fifo: return "a FIFO";
-    case platform::file_type::character_device: return "a character device";
-    case platform::file_type::block_device: return "a block device";
-    case platform::file_type::socket: return "a socket";
-    case platform::file_type::regular:
-    case platform::file_type::symbolic_link:
-    case platform::file_type::other: break;
-  }
-  return "not a regular file";
-}
-
 // Opens `path` for the data view: one descriptor, a regular file, validated.
 // On success `fd` is open; on failure it is empty.
 result open_and_validate(const char* path, const options& opts, platform::unique_fd& fd, platform::file_status& info) {
-  fd = platform::open_for_reading(path);
-  if (!fd) return io_error_from("cannot open", errno);
-  if (const int failed = platform::stat_fd(fd.get(), info); failed != 0) {
-    fd.reset();
-    return io_error_from("cannot stat", -failed);
-  }
-  if (!info.is_regular()) {
-    fd.reset();
-    return error{error_code::io_error, std::nullopt,
-                 "the data view needs a regular file, and this is " + file_kind(info.type)};
-  }
+  if (auto failure = data_range_access::open_regular(path, fd, info)) return *failure;
   result checked = validate_open_file(fd.get(), opts, info);
   if (!checked.ok()) fd.reset();
   return checked;
@@ -253,57 +174,8 @@ std::optional<error> refuse_pickle(const header& model) {
                "the data is a pickle of Python objects: the data view cannot describe it and never reads it"};
 }
 
-// Reads the nbytes of data into `buffer`. A short read means the file shrank
-// after validation: truncated_data where the data ended.
-std::optional<error> read_data(int fd, const header& model, unsigned char* buffer) {
-  const auto size = static_cast<std::size_t>(model.nbytes);
-  const std::ptrdiff_t got = platform::pread_full(fd, buffer, size, model.data_offset);
-  if (got < 0) return io_error_from("cannot read the data", static_cast<int>(-got));
-  if (static_cast<std::size_t>(got) < size) {
-    return error{error_code::truncated_data, model.data_offset + static_cast<std::uint64_t>(got),
-                 "the file shrank after validation: the header implies " + std::to_string(model.nbytes) +
-                     " data bytes, but only " + std::to_string(got) + " could be read"};
-  }
-  return std::nullopt;
-}
-
-// The file behind `fd` compared with what validation saw.
-std::optional<error> check_unchanged(int fd, const header& model, bool allow_trailing_data,
-                                     const file_identity& validated) {
-  platform::file_status info;
-  if (const int failed = platform::stat_fd(fd, info); failed != 0) return io_error_from("cannot stat", -failed);
-  const file_identity now = identity_of(info);
-  const std::uint64_t data_end = model.data_offset + model.nbytes; // checked by validation
-  if (now.size < data_end) {
-    return error{error_code::truncated_data, now.size,
-                 "the file shrank after validation to " + std::to_string(now.size) + " bytes: the header implies " +
-                     std::to_string(model.nbytes) + " data bytes (input of " + std::to_string(data_end) + " bytes)"};
-  }
-  if (now.size > data_end && !allow_trailing_data) {
-    return error{error_code::trailing_data, data_end,
-                 "the file grew after validation: " + std::to_string(now.size - data_end) + " bytes follow the " +
-                     std::to_string(model.nbytes) + " bytes of array data"};
-  }
-  if (now.size != validated.size) {
-    return error{error_code::io_error, std::nullopt,
-                 "the file changed after validation: its size went from " + std::to_string(validated.size) + " to " +
-                     std::to_string(now.size) + " bytes"};
-  }
-  if (now.device != validated.device || now.inode != validated.inode) {
-    return error{error_code::io_error, std::nullopt, "the file changed after validation: another file"};
-  }
-  if (now.mtime_seconds != validated.mtime_seconds || now.mtime_nanoseconds != validated.mtime_nanoseconds) {
-    return error{error_code::io_error, std::nullopt,
-                 "the file changed after validation: its modification time is not the one validated"};
-  }
-  return std::nullopt;
-}
-
-std::optional<error> destination_too_small(std::uint64_t nbytes, std::size_t destination_size) {
-  if (destination_size >= nbytes) return std::nullopt;
-  return error{error_code::buffer_too_small, std::nullopt,
-               "the array data is " + std::to_string(nbytes) + " bytes, but the destination holds only " +
-                   std::to_string(destination_size)};
+validated_range range_of(const header& model, const options& opts) noexcept {
+  return validated_range{model.data_offset, model.nbytes, opts.allow_trailing_data};
 }
 
 } // namespace
@@ -313,53 +185,15 @@ struct data_view_access {
   // ownership of `fd` (closed on failure).
   static result attach(int fd, result checked, const platform::file_status& info, const options& opts,
                        data_access access, array_data& out) {
-    array_data local;
-    local.state_.fd = fd; // from here on the destructor of `local` closes it
+    platform::unique_fd owned(fd);
     if (!checked.ok()) return checked;
     if (auto failure = refuse_pickle(checked.value())) return *failure;
+    array_data local;
+    if (auto failure =
+            data_range_access::attach(owned.release(), info, range_of(checked.value(), opts), access, local.range_)) {
+      return *failure;
+    }
     local.model_ = checked.value();
-    const header& model = local.model_;
-    const file_identity validated = identity_of(info);
-    local.state_.access = access;
-    local.state_.allow_trailing_data = opts.allow_trailing_data;
-    local.state_.file_size = validated.size;
-    local.state_.device = validated.device;
-    local.state_.inode = validated.inode;
-    local.state_.mtime_seconds = validated.mtime_seconds;
-    local.state_.mtime_nanoseconds = validated.mtime_nanoseconds;
-
-    if (model.nbytes > std::numeric_limits<std::size_t>::max() / 2) {
-      return error{error_code::data_too_large, std::nullopt,
-                   "the array data (" + std::to_string(model.nbytes) + " bytes) does not fit in this address space"};
-    }
-    const auto nbytes = static_cast<std::size_t>(model.nbytes);
-    if (nbytes == 0) {
-      local.state_.data = no_bytes;
-    } else if (access == data_access::map) {
-      platform::mapping mapped;
-      if (const int failed = platform::map_readonly(fd, model.data_offset, nbytes, mapped); failed != 0) {
-        return io_error_from("cannot map the data", -failed);
-      }
-      // From here on the destructor of `local` unmaps it.
-      local.state_.data = mapped.data();
-      local.state_.mapping_length = mapped.length();
-      local.state_.mapping = mapped.release();
-    } else {
-      // operator new[] memory is aligned for every scalar type; it is filled
-      // completely or handed to nobody.
-      local.buffer_.reset(new (std::nothrow) unsigned char[nbytes]);
-      if (!local.buffer_) {
-        return error{error_code::out_of_memory, std::nullopt,
-                     "out of memory for " + std::to_string(nbytes) + " data bytes"};
-      }
-      if (auto failure = read_data(fd, model, local.buffer_.get())) return *failure;
-      local.state_.data = local.buffer_.get();
-    }
-    local.state_.size = model.nbytes;
-    // Mapping a range past the end of the file succeeds; touching it would
-    // raise SIGBUS. The fstat after the mapping catches a file that shrank
-    // (or changed) since validation.
-    if (auto failure = check_unchanged(fd, model, opts.allow_trailing_data, validated)) return *failure;
     out = std::move(local);
     return checked;
   }
@@ -370,11 +204,9 @@ struct data_view_access {
     if (auto failure = refuse_pickle(checked.value())) return *failure;
     array_data local;
     local.model_ = checked.value();
-    local.state_.access = data_access::borrowed;
     // validate_buffer checked data_offset + nbytes == size (or <= with
     // allow_trailing_data), so the range lies inside the caller's memory.
-    local.state_.data = local.model_.nbytes == 0 ? no_bytes : file + local.model_.data_offset;
-    local.state_.size = local.model_.nbytes;
+    data_range_access::borrow(file + local.model_.data_offset, local.model_.nbytes, local.range_);
     out = std::move(local);
     return checked;
   }
@@ -394,12 +226,15 @@ result read_validated(int fd, result checked, const platform::file_status& info,
     if (!checked.ok()) return checked;
     const header& model = checked.value();
     if (auto failure = refuse_pickle(model)) return *failure;
-    if (auto failure = destination_too_small(model.nbytes, buffer == nullptr ? 0 : buffer_size)) return *failure;
-    auto* bytes = static_cast<unsigned char*>(buffer);
-    if (model.nbytes != 0) {
-      if (auto failure = read_data(fd, model, bytes)) return *failure;
+    if (auto failure = data_range_access::destination_too_small(model.nbytes, buffer == nullptr ? 0 : buffer_size)) {
+      return *failure;
     }
-    if (auto failure = check_unchanged(fd, model, opts.allow_trailing_data, identity_of(info))) return *failure;
+    auto* bytes = static_cast<unsigned char*>(buffer);
+    const validated_range range = range_of(model, opts);
+    if (model.nbytes != 0) {
+      if (auto failure = data_range_access::read_range(fd, range, bytes)) return *failure;
+    }
+    if (auto failure = data_range_access::check_unchanged(fd, range, info)) return *failure;
     if (order == data_order::native) to_native_in_place(bytes, model);
     return checked;
   });
@@ -409,28 +244,16 @@ result read_validated(int fd, result checked, const platform::file_status& info,
 
 array_data::array_data() noexcept = default;
 
-array_data::~array_data() { release(); }
+array_data::~array_data() = default;
 
 array_data::array_data(array_data&& other) noexcept
-    : model_(std::exchange(other.model_, header{})),
-      buffer_(std::move(other.buffer_)),
-      state_(std::exchange(other.state_, view_state{})) {}
+    : model_(std::exchange(other.model_, header{})), range_(std::move(other.range_)) {}
 
 array_data& array_data::operator=(array_data&& other) noexcept {
   if (this == &other) return *this;
-  release();
   model_ = std::exchange(other.model_, header{});
-  buffer_ = std::move(other.buffer_);
-  state_ = std::exchange(other.state_, view_state{});
+  range_ = std::move(other.range_);
   return *this;
-}
-
-void array_data::release() noexcept {
-  platform::unmap(state_.mapping, state_.mapping_length);
-  platform::close_fd(state_.fd);
-  model_ = header{};
-  buffer_.reset();
-  state_ = view_state{};
 }
 
 result array_data::open(const char* path, array_data& out, const options& opts, data_access access) noexcept {
@@ -452,45 +275,29 @@ result array_data::over(const void* data, std::size_t size, array_data& out, con
 
 const void* array_data::typed_data(dtype_kind kind, std::size_t size, std::size_t alignment) const noexcept {
   const dtype& type = model_.descr;
-  if (state_.data == nullptr || type.kind == dtype_kind::structured || type.kind != kind || type.itemsize != size) {
-    return nullptr;
-  }
+  if (type.kind == dtype_kind::structured || type.kind != kind || type.itemsize != size) return nullptr;
   if (size > 1 && detail::needs_swap(type.order)) return nullptr;
-  if (alignment == 0 || reinterpret_cast<std::uintptr_t>(state_.data) % alignment != 0) return nullptr;
-  if (kind == dtype_kind::boolean) {
-    const auto count = static_cast<std::size_t>(state_.size);
-    for (std::size_t i = 0; i < count; ++i) {
-      if (state_.data[i] > 1) return nullptr;
-    }
-  }
-  return state_.data;
+  return range_.typed(alignment, kind == dtype_kind::boolean);
 }
 
 std::optional<error> array_data::copy_native(void* destination, std::size_t destination_size) const noexcept {
   return detail::guarded([&]() -> std::optional<error> {
-    if (state_.data == nullptr || state_.size == 0) return std::nullopt;
-    if (auto failure = detail::destination_too_small(state_.size, destination == nullptr ? 0 : destination_size)) {
+    if (range_.data() == nullptr || range_.size() == 0) return std::nullopt;
+    if (auto failure = detail::data_range_access::destination_too_small(
+            range_.size(), destination == nullptr ? 0 : destination_size)) {
       return failure;
     }
     // The plan is built before anything is written, so out_of_memory leaves
     // the destination untouched.
     const detail::swap_plan plan(model_.descr, static_cast<std::size_t>(model_.count));
     auto* target = static_cast<unsigned char*>(destination);
-    std::memcpy(target, state_.data, static_cast<std::size_t>(state_.size));
+    std::memcpy(target, range_.data(), static_cast<std::size_t>(range_.size()));
     if (!plan.empty()) plan.apply(target);
     return std::nullopt;
   });
 }
 
-std::optional<error> array_data::verify_unchanged() const noexcept {
-  return detail::guarded([&]() -> std::optional<error> {
-    if (state_.access == data_access::borrowed && state_.data != nullptr) return std::nullopt; // the caller's memory
-    if (state_.fd < 0) return error{error_code::io_error, std::nullopt, "no file is open"};
-    return detail::check_unchanged(state_.fd, model_, state_.allow_trailing_data,
-                                   detail::file_identity{state_.file_size, state_.device, state_.inode,
-                                                         state_.mtime_seconds, state_.mtime_nanoseconds});
-  });
-}
+std::optional<error> array_data::verify_unchanged() const noexcept { return range_.verify_unchanged(); }
 
 result read_array(const char* path, void* buffer, std::size_t buffer_size, const options& opts,
                   data_order order) noexcept {

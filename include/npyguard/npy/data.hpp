@@ -6,13 +6,12 @@
 
 #include "npyguard/export.hpp"
 
-#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <type_traits>
 
+#include "npyguard/data_view.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/npy/model.hpp"
 #include "npyguard/options.hpp"
@@ -20,80 +19,18 @@
 
 namespace npyguard {
 
-enum class data_access : std::uint8_t {
-  map,      // mmap of the data range, PROT_READ, MAP_SHARED (see the SIGBUS note)
-  read,     // pread into memory owned by the array_data: a private snapshot
-  borrowed, // the caller's memory (array_data::over): nothing is copied or owned
-};
-
-// The byte order read_array leaves the data in.
-enum class data_order : std::uint8_t {
-  as_stored, // the file's bytes as they are
-  native,    // each element in this machine's byte order (as copy_native)
-};
-
-// A typed window on the data: `count` elements of T (model().count), in file
-// order (for a fortran_order array that is column-major order).
-// A refused view is {nullptr, 0} and converts to false. An accepted view of
-// an empty array has count 0 and a non-null `data` that must not be
-// dereferenced, so "the type matches" and "there are elements" stay
-// distinct questions: test the view, then the count.
-template <typename T>
-struct typed_view {
-  const T* data = nullptr;
-  std::uint64_t count = 0;
-  explicit operator bool() const noexcept { return data != nullptr; }
-  const T* begin() const noexcept { return data; }
-  const T* end() const noexcept { return data + count; }
-};
-
 namespace detail {
-
-// The element types view<T>() supports and the dtype kind each stands for.
-template <typename T>
-struct view_kind {
-  static constexpr bool supported = false;
-};
-template <>
-struct view_kind<bool> {
-  static constexpr bool supported = true;
-  static constexpr dtype_kind kind = dtype_kind::boolean;
-};
-template <>
-struct view_kind<float> {
-  static constexpr bool supported = true;
-  static constexpr dtype_kind kind = dtype_kind::floating;
-};
-template <>
-struct view_kind<double> {
-  static constexpr bool supported = true;
-  static constexpr dtype_kind kind = dtype_kind::floating;
-};
-template <>
-struct view_kind<std::complex<float>> {
-  static constexpr bool supported = true;
-  static constexpr dtype_kind kind = dtype_kind::complex_floating;
-};
-template <>
-struct view_kind<std::complex<double>> {
-  static constexpr bool supported = true;
-  static constexpr dtype_kind kind = dtype_kind::complex_floating;
-};
-// Integers of 1, 2, 4 or 8 bytes (std::int8_t ... std::uint64_t, and long
-// long where it is a distinct type). Character types are not integers here:
-// plain char has no fixed signedness, and text is 'S' or 'U', not 'i'/'u'.
-template <typename T>
-inline constexpr bool is_view_integer =
-    std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
-    !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t> &&
-    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
-template <typename T>
-struct integer_view_kind {
-  static constexpr bool supported = true;
-  static constexpr dtype_kind kind = std::is_signed_v<T> ? dtype_kind::signed_integer : dtype_kind::unsigned_integer;
-};
-template <typename T>
-using element_view_kind = std::conditional_t<is_view_integer<T>, integer_view_kind<T>, view_kind<T>>;
+// The dtype kind a view<T>() element type stands for.
+constexpr dtype_kind kind_of(scalar_category category) noexcept {
+  switch (category) {
+    case scalar_category::boolean: return dtype_kind::boolean;
+    case scalar_category::signed_integer: return dtype_kind::signed_integer;
+    case scalar_category::unsigned_integer: return dtype_kind::unsigned_integer;
+    case scalar_category::floating: return dtype_kind::floating;
+    case scalar_category::complex_floating: break;
+  }
+  return dtype_kind::complex_floating;
+}
 
 struct data_view_access; // src/npy/data.cpp builds array_data objects through it
 } // namespace detail
@@ -161,10 +98,10 @@ public:
   // open. With data_access::read the bytes are aligned for any scalar type;
   // with data_access::map bytes() has the alignment of data_offset (modulo
   // the page size), which a legacy header may leave odd.
-  [[nodiscard]] const unsigned char* bytes() const noexcept { return state_.data; }
+  [[nodiscard]] const unsigned char* bytes() const noexcept { return range_.data(); }
   // nbytes of the model (0 when nothing is open).
-  [[nodiscard]] std::uint64_t size() const noexcept { return state_.size; }
-  [[nodiscard]] data_access access() const noexcept { return state_.access; }
+  [[nodiscard]] std::uint64_t size() const noexcept { return range_.size(); }
+  [[nodiscard]] data_access access() const noexcept { return range_.access(); }
 
   // A typed view only when the dtype is not structured, T's kind and size
   // match the dtype (bool: boolean; signed/unsigned integers of the same
@@ -177,11 +114,11 @@ public:
   // void data are not offered as typed views; use bytes() or copy_native().
   template <typename T>
   [[nodiscard]] typed_view<T> view() const noexcept {
-    using traits = detail::element_view_kind<T>;
+    using traits = detail::view_traits<T>;
     static_assert(traits::supported,
                   "view<T>: T must be bool, an integer of 1, 2, 4 or 8 bytes, float, double, "
                   "std::complex<float> or std::complex<double>");
-    const void* typed = typed_data(traits::kind, sizeof(T), alignof(T));
+    const void* typed = typed_data(detail::kind_of(traits::category), sizeof(T), alignof(T));
     if (typed == nullptr) return {};
     return {static_cast<const T*>(typed), model_.count};
   }
@@ -212,29 +149,9 @@ private:
   friend struct detail::data_view_access;
 
   [[nodiscard]] const void* typed_data(dtype_kind kind, std::size_t size, std::size_t alignment) const noexcept;
-  void release() noexcept;
-
-  // Everything but the model and the owned buffer, trivially copyable, so
-  // that a move takes it whole and leaves the defaults behind.
-  struct view_state {
-    const unsigned char* data = nullptr;
-    std::uint64_t size = 0;
-    int fd = -1;
-    void* mapping = nullptr;
-    std::size_t mapping_length = 0;
-    data_access access = data_access::map;
-    bool allow_trailing_data = false;
-    // What fstat said at validation (kept as integers: no <sys/stat.h> here).
-    std::uint64_t file_size = 0;
-    std::uint64_t device = 0;
-    std::uint64_t inode = 0;
-    std::int64_t mtime_seconds = 0;
-    std::int64_t mtime_nanoseconds = 0;
-  };
 
   header model_{};
-  std::unique_ptr<unsigned char[]> buffer_;
-  view_state state_;
+  data_range range_;
 };
 
 // Opens `path` once, validates it like array_data::open (regular files only,
