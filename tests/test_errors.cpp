@@ -574,7 +574,7 @@ TEST_CASE("truncated_data and trailing_data", "[errors][data]") {
 }
 
 TEST_CASE("error_code_name covers every code", "[errors]") {
-  for (std::uint16_t value = 1; value <= 66; ++value) { // .npy, RawArray (32-35), .npz (36-65), conversion
+  for (std::uint16_t value = 1; value <= 67; ++value) { // .npy, RawArray (32-35), .npz (36-65), conversion, C API
     CHECK(npyguard::error_code_name(static_cast<error_code>(value)) != "unknown");
   }
   CHECK(npyguard::error_code_name(static_cast<error_code>(0)) == "unknown");
@@ -582,7 +582,8 @@ TEST_CASE("error_code_name covers every code", "[errors]") {
   CHECK(npyguard::error_code_name(error_code::unsupported_flags) == "unsupported_flags");
   CHECK(static_cast<int>(error_code::data_length_mismatch) == 35);
   CHECK(npyguard::error_code_name(error_code::data_length_mismatch) == "data_length_mismatch");
-  CHECK(npyguard::error_code_name(static_cast<error_code>(67)) == "unknown");
+  CHECK(npyguard::error_code_name(static_cast<error_code>(68)) == "unknown");
+  CHECK(static_cast<int>(error_code::invalid_argument) == 67);
   CHECK(static_cast<int>(error_code::not_convertible) == 66);
   CHECK(static_cast<int>(error_code::not_zip) == 36);
   CHECK(npyguard::error_code_name(error_code::not_zip) == "not_zip");

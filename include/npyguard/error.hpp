@@ -83,6 +83,8 @@ enum class error_code : std::uint16_t {
   crc_mismatch = 65,         // (verification) CRC-32 differs
   // Conversion between formats (npyguard/convert.hpp):
   not_convertible = 66, // a valid input the target format (or byte order) cannot express
+  // The C API (npyguard.h):
+  invalid_argument = 67, // an unusable argument: a null pointer, an options struct of unknown size or values
 };
 
 // The snake_case name of a code ("truncated_data"); "unknown" for values

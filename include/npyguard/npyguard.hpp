@@ -10,6 +10,7 @@
 #define NPYGUARD_NPYGUARD_HPP
 
 #include "npyguard/convert.hpp"
+#include "npyguard/detect.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/export.hpp"
 #include "npyguard/io.hpp"

@@ -154,17 +154,15 @@ std::string read_range(const std::string& path, std::uint64_t begin, std::uint64
   return out;
 }
 
-// The format an input is read as: forced, else by its first bytes, else by
-// its name (file_format's comment).
+// The format an input is read as: forced, else npyguard::detect_format.
 file_format format_of(file_format forced, const unsigned char* head, std::size_t size, const std::string& name) {
   if (forced != file_format::detect) return forced;
-  if (has_suffix(name, ".ra")) return file_format::ra;
-  if (size >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return file_format::npy;
-  if (size >= 4 && (std::memcmp(head, "PK\x03\x04", 4) == 0 || std::memcmp(head, "PK\x05\x06", 4) == 0)) {
-    return file_format::npz;
+  switch (npyguard::detect_format(head, size, name)) {
+    case npyguard::file_format::npz: return file_format::npz;
+    case npyguard::file_format::ra: return file_format::ra;
+    case npyguard::file_format::npy: break;
   }
-  if (size >= 8 && std::memcmp(head, "rawarray", 8) == 0) return file_format::ra;
-  return has_suffix(name, ".npz") ? file_format::npz : file_format::npy;
+  return file_format::npy;
 }
 
 // A regular file read by offset (pread), as the library's validate_file
@@ -215,56 +213,11 @@ private:
   std::size_t head_size_ = 0;
 };
 
-// A stream whose first bytes were read to find its format: serves them
-// again, then the rest of the stream.
-class replay_source final : public npyguard::byte_source {
-public:
-  explicit replay_source(npyguard::byte_source& rest) noexcept : rest_(rest) {}
-
-  // Reads up to 8 bytes; an end or a read error met on the way is the
-  // answer of the read() after those bytes.
-  void read_head() noexcept {
-    while (head_size_ < sizeof head_) {
-      const std::ptrdiff_t n = rest_.read(head_ + head_size_, sizeof head_ - head_size_);
-      if (n <= 0) {
-        pending_ = n;
-        has_pending_ = true;
-        return;
-      }
-      head_size_ += static_cast<std::size_t>(n);
-    }
-  }
-  [[nodiscard]] const unsigned char* head() const noexcept { return head_; }
-  [[nodiscard]] std::size_t head_size() const noexcept { return head_size_; }
-
-  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
-    if (served_ < head_size_) {
-      const std::size_t n = std::min(size, head_size_ - served_);
-      std::memcpy(buffer, head_ + served_, n);
-      served_ += n;
-      return static_cast<std::ptrdiff_t>(n);
-    }
-    if (has_pending_) {
-      has_pending_ = false;
-      return pending_;
-    }
-    return rest_.read(buffer, size);
-  }
-
-private:
-  npyguard::byte_source& rest_;
-  unsigned char head_[8];
-  std::size_t head_size_ = 0;
-  std::size_t served_ = 0;
-  std::ptrdiff_t pending_ = 0;
-  bool has_pending_ = false;
-};
-
 void validate_stream_input(int fd, const std::string& name, const npyguard::options& opts, file_format forced,
                            checked& out, std::string& prefix) {
   recording_source recorded(fd, opts.timeout_ms);
-  replay_source source(recorded);
-  source.read_head();
+  npyguard::peeked_source source(recorded);
+  source.peek();
   out.format = format_of(forced, source.head(), source.head_size(), name);
   if (out.format == file_format::npz) {
     out.archive = npyguard::npz::validate_stream(source, opts);

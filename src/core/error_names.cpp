@@ -73,6 +73,7 @@ std::string_view error_code_name(error_code code) noexcept {
     NPYGUARD_NAME(bad_deflate)
     NPYGUARD_NAME(crc_mismatch)
     NPYGUARD_NAME(not_convertible)
+    NPYGUARD_NAME(invalid_argument)
 #undef NPYGUARD_NAME
   }
   return "unknown";

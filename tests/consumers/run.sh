@@ -3,8 +3,10 @@
 # the old paths, then builds and runs a tiny program against npyguard the
 # three ways a user embeds it: find_package on an installed prefix,
 # add_subdirectory from a parent project (whose cache must not get a build
-# type from npyguard), and pkg-config; then a shared build, whose dynamic
-# symbols must be the public API only (no npyguard::detail).
+# type from npyguard), and pkg-config (from C++ and from C, the C API alone);
+# then a shared build, whose dynamic symbols must be the public API only (no
+# npyguard::detail, the C API's functions present), used from C through its
+# installed npyguard.pc.
 #
 #   tests/consumers/run.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -39,6 +41,11 @@ flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs npyguard)"
 c++ "$source_dir/tests/consumers/main.cpp" -o "$work/pkg_config_consumer" $flags
 "$work/pkg_config_consumer"
 
+echo "== pkg-config from C (the C API alone, a static library)"
+# shellcheck disable=SC2086 # the flags are words
+cc -std=c99 -Wall -Wextra -Werror "$source_dir/tests/consumers/main.c" -o "$work/c_consumer" $flags
+"$work/c_consumer"
+
 echo "== add_subdirectory (a parent that exports its own targets)"
 quiet cmake -S "$source_dir/tests/consumers/add_subdirectory" -B "$work/add_subdirectory" \
   -DNPYGUARD_SOURCE="$source_dir" -DNPYGUARD_BUILD_TOOL=OFF -DNPYGUARD_BUILD_TESTS=OFF \
@@ -52,6 +59,7 @@ quiet cmake --build "$work/add_subdirectory" -j "$jobs"
 
 echo "== shared library: exported symbols"
 quiet cmake -S "$source_dir" -B "$work/shared" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+  -DCMAKE_INSTALL_PREFIX="$work/shared_prefix" \
   -DNPYGUARD_BUILD_TOOL=OFF -DNPYGUARD_BUILD_TESTS=OFF -DNPYGUARD_BUILD_BENCHMARKS=OFF -DNPYGUARD_BUILD_FUZZERS=OFF
 quiet cmake --build "$work/shared" -j "$jobs"
 library="$(find "$work/shared" -maxdepth 1 -name 'libnpyguard.so.*.*.*' | head -n 1)"
@@ -64,7 +72,19 @@ if grep -E 'npyguard::detail|tao::pegtl' <<< "$symbols"; then
   exit 1
 fi
 grep -q 'npyguard::validate_buffer' <<< "$symbols"
+# The C API's functions are exported, under their C names.
+for function in npyguard_version npyguard_check_buffer npyguard_result_free npyguard_dtype_field; do
+  grep -q " T $function\$" <<< "$symbols" || { echo "$function is not exported" >&2; exit 1; }
+done
 c++ -std=c++17 "$source_dir/tests/consumers/main.cpp" -I"$source_dir/include" -L"$work/shared" -lnpyguard \
   -Wl,-rpath,"$work/shared" -o "$work/shared_consumer"
 "$work/shared_consumer"
-echo "consumers: 5 passed, 0 failed"
+
+echo "== pkg-config from C against the shared library"
+quiet cmake --install "$work/shared"
+shared_pc="$(dirname "$(find "$work/shared_prefix" -name npyguard.pc | head -n 1)")"
+# shellcheck disable=SC2046 # the flags are words
+cc -std=c99 -Wall -Wextra -Werror "$source_dir/tests/consumers/main.c" -o "$work/c_shared_consumer" \
+  $(PKG_CONFIG_PATH="$shared_pc" pkg-config --cflags --libs npyguard)
+LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$shared_pc" pkg-config --variable=libdir npyguard)" "$work/c_shared_consumer"
+echo "consumers: 7 passed, 0 failed"
