@@ -35,6 +35,10 @@ fuzz_ra_header/: 2 option bytes (byte 0: bit 0 type 5 refused, bit 1 metadata
     refused, bits 2-4 max_ndim, bits 5-7 max_data_bytes selectors; byte 1 bits
     0-2 the stream's chunk size), then the file: the writer and hostile files
     of tests/ra/make_files.py.
+fuzz_capi/: 4 configuration bytes (fuzz/fuzz_capi.cpp: the format, the C
+    entry point, an older options struct, the stream's chunk size; the .npy
+    option bytes as above; .npz verify and the RawArray switches), then every
+    .npy seed, .npz archive and RawArray file below.
 fuzz_npz/: 4 option bytes (bytes 0-1 as above; byte 2: bit 0 verify, bits
     1-2 max_members, bits 3-4 max_total_bytes, bits 5-6 max_ratio selectors;
     byte 3 unused), then the archive.  The archives are those of
@@ -965,9 +969,35 @@ def main():
         clean(ra_directory)
     distinct, new = write_units(ra_directory, ra_units())
     print("%-17s %4d seeds (%d new)" % ("fuzz_ra_header", distinct, new))
+    capi_directory = HERE / "fuzz_capi"
+    if args.clean and capi_directory.is_dir():
+        clean(capi_directory)
+    distinct, new = write_units(capi_directory, capi_units(seeds))
+    print("%-17s %4d seeds (%d new)" % ("fuzz_capi", distinct, new))
     if args.verify:
         return 1 if verify(args.verify, seeds) else 0
     return 0
+
+
+# fuzz_capi's first byte: format (bits 0-1) and entry point (bits 2-3), see
+# fuzz/fuzz_capi.cpp. Every file goes through DETECT on a buffer; a third of
+# them also through the reader and the stream with their format named.
+CAPI_FORMATS = {"npy": 1, "npz": 2, "ra": 3}
+
+
+def capi_units(seeds):
+    """The .npy seeds, the .npz archives and the RawArray files, each with
+    the C API's configuration prefix."""
+    files = [("npy", seed.data) for seed in seeds]
+    files += [("npz", unit[4:]) for unit in npz_units() if unit[2] == 0]
+    files += [("ra", unit[2:]) for unit in ra_units() if unit[:2] == b"\0\x06"]
+    units = []
+    for index, (kind, data) in enumerate(sorted(set(files))):
+        units.append(b"\0\0\0\0" + data)
+        if index % 3 == 0:
+            units.append(bytes([CAPI_FORMATS[kind] | 1 << 2, 0, 0, 0]) + data)  # the reader
+            units.append(bytes([CAPI_FORMATS[kind] | 2 << 2 | 3 << 5, 0, 0, 0]) + data)  # a stream, 7-byte reads
+    return units
 
 
 def npz_units():

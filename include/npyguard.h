@@ -240,6 +240,9 @@ typedef struct npyguard_error {
   const char* member;     /* .npz: the member's name (UTF-8), else NULL */
   int has_member_offset;  /* .npz: an error inside a member's .npy bytes */
   uint64_t member_offset; /* offset inside the member's uncompressed bytes */
+  /* The member name's length in bytes: a refused name may hold a NUL
+   * (bad_member_name), which ends the C string early. */
+  size_t member_length;
 } npyguard_error;
 
 NPYGUARD_C_API const npyguard_error* npyguard_result_error(const npyguard_result* result);
@@ -305,9 +308,12 @@ NPYGUARD_C_API size_t npyguard_dtype_field_count(const npyguard_dtype* dtype);
 /* NULL when index >= field_count. */
 NPYGUARD_C_API const npyguard_field* npyguard_dtype_field(const npyguard_dtype* dtype, size_t index);
 
-NPYGUARD_C_API const char* npyguard_field_name(const npyguard_field* field);
-/* NULL when the field has no title. */
-NPYGUARD_C_API const char* npyguard_field_title(const npyguard_field* field);
+/* The field's name; its length in bytes goes to `*length` when `length` is
+ * not NULL. A name may hold a NUL (numpy accepts '\x00' in a field name),
+ * which ends the C string early: use the length. */
+NPYGUARD_C_API const char* npyguard_field_name(const npyguard_field* field, size_t* length);
+/* The title, as the name; NULL (and length 0) when the field has none. */
+NPYGUARD_C_API const char* npyguard_field_title(const npyguard_field* field, size_t* length);
 NPYGUARD_C_API uint64_t npyguard_field_offset(const npyguard_field* field);   /* in the enclosing struct */
 NPYGUARD_C_API uint64_t npyguard_field_itemsize(const npyguard_field* field); /* element itemsize x subarray count */
 /* The subarray shape (0 dims: not a subarray). */

@@ -133,7 +133,7 @@ namespace {
 using npyguard::error;
 using npyguard::error_code;
 
-const npyguard_error no_memory = {NPYGUARD_E_OUT_OF_MEMORY, 0, 0, "out of memory for the result", nullptr, 0, 0};
+const npyguard_error no_memory = {NPYGUARD_E_OUT_OF_MEMORY, 0, 0, "out of memory for the result", nullptr, 0, 0, 0};
 
 error invalid(std::string message) { return error{error_code::invalid_argument, std::nullopt, std::move(message)}; }
 
@@ -249,6 +249,7 @@ void publish_error(npyguard_result& result) {
   out.offset = failure.offset.value_or(0);
   out.message = failure.message.c_str();
   out.member = failure.member ? failure.member->c_str() : nullptr;
+  out.member_length = failure.member ? failure.member->size() : 0;
   out.has_member_offset = failure.member_offset.has_value() ? 1 : 0;
   out.member_offset = failure.member_offset.value_or(0);
 }
@@ -563,11 +564,14 @@ const npyguard_field* npyguard_dtype_field(const npyguard_dtype* dtype, size_t i
   return reinterpret_cast<const npyguard_field*>(&dtype_of(dtype)->fields[index]);
 }
 
-const char* npyguard_field_name(const npyguard_field* field) {
+const char* npyguard_field_name(const npyguard_field* field, size_t* length) {
+  if (length != nullptr) *length = field == nullptr ? 0 : field_of(field)->name.size();
   return field == nullptr ? nullptr : field_of(field)->name.c_str();
 }
-const char* npyguard_field_title(const npyguard_field* field) {
-  return field == nullptr || !field_of(field)->title ? nullptr : field_of(field)->title->c_str();
+const char* npyguard_field_title(const npyguard_field* field, size_t* length) {
+  const bool titled = field != nullptr && field_of(field)->title.has_value();
+  if (length != nullptr) *length = titled ? field_of(field)->title->size() : 0;
+  return titled ? field_of(field)->title->c_str() : nullptr;
 }
 uint64_t npyguard_field_offset(const npyguard_field* field) { return field == nullptr ? 0 : field_of(field)->offset; }
 uint64_t npyguard_field_itemsize(const npyguard_field* field) {

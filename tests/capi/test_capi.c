@@ -358,12 +358,12 @@ static void test_dtype_tree(void) {
   pos = npyguard_dtype_field(dtype, 1);
   label = npyguard_dtype_field(dtype, 2);
   CHECK(npyguard_dtype_field(dtype, 3) == NULL);
-  CHECK_STR(npyguard_field_name(id), "id");
-  CHECK(npyguard_field_title(id) == NULL);
+  CHECK_STR(npyguard_field_name(id, NULL), "id");
+  CHECK(npyguard_field_title(id, NULL) == NULL);
   CHECK_U64(npyguard_field_offset(id), 0);
   CHECK_U64(npyguard_field_itemsize(id), 4);
   CHECK(npyguard_dtype_get_kind(npyguard_field_dtype(id)) == NPYGUARD_KIND_UINT);
-  CHECK_STR(npyguard_field_name(pos), "pos");
+  CHECK_STR(npyguard_field_name(pos, NULL), "pos");
   CHECK_U64(npyguard_field_offset(pos), 4);
   CHECK_U64(npyguard_field_itemsize(pos), 24);
   CHECK_U64(npyguard_field_subarray_ndim(pos), 1);
@@ -371,7 +371,7 @@ static void test_dtype_tree(void) {
   CHECK_U64(npyguard_field_subarray_dim(pos, 1), 0);
   CHECK_U64(npyguard_dtype_itemsize(npyguard_field_dtype(pos)), 8);
   CHECK(npyguard_dtype_byte_order(npyguard_field_dtype(pos)) == '<');
-  CHECK_STR(npyguard_field_name(label), "label");
+  CHECK_STR(npyguard_field_name(label, NULL), "label");
   CHECK_U64(npyguard_field_offset(label), 28);
   CHECK(npyguard_dtype_get_kind(npyguard_field_dtype(label)) == NPYGUARD_KIND_BYTES);
   CHECK(npyguard_dtype_byte_order(npyguard_field_dtype(label)) == '|');
@@ -387,7 +387,7 @@ static void test_dtype_tree(void) {
 static void test_datetime_and_titles(void) {
   /* A header built here: datetime64[10ms] and a titled field. */
   const char* dict =
-      "{'descr': [(('a title', 'when'), '<M8[10ms]'), ('n', '>i2')], 'fortran_order': False, "
+      "{'descr': [(('a title', 'when'), '<M8[10ms]'), ('n\\x00m', '>i2')], 'fortran_order': False, "
       "'shape': (1,), }";
   unsigned char file[256];
   size_t header_len = 10 + strlen(dict) + 1;
@@ -406,12 +406,26 @@ static void test_datetime_and_titles(void) {
   CHECK_OK(r);
   dtype = npyguard_npy_dtype(npyguard_result_npy(r));
   when = npyguard_dtype_field(dtype, 0);
-  CHECK_STR(npyguard_field_name(when), "when");
-  CHECK_STR(npyguard_field_title(when), "a title");
+  CHECK_STR(npyguard_field_name(when, NULL), "when");
+  CHECK_STR(npyguard_field_title(when, NULL), "a title");
+  {
+    size_t length = 0;
+    CHECK_STR(npyguard_field_title(when, &length), "a title");
+    CHECK_U64(length, 7);
+  }
   CHECK(npyguard_dtype_get_kind(npyguard_field_dtype(when)) == NPYGUARD_KIND_DATETIME);
   CHECK_STR(npyguard_dtype_time_unit(npyguard_field_dtype(when)), "ms");
   CHECK_U64(npyguard_dtype_time_multiplier(npyguard_field_dtype(when)), 10);
   CHECK(npyguard_dtype_byte_order(npyguard_field_dtype(npyguard_dtype_field(dtype, 1))) == '>');
+  {
+    /* A name holding a NUL, as numpy accepts it: whole through its length. */
+    size_t length = 0;
+    const char* name = npyguard_field_name(npyguard_dtype_field(dtype, 1), &length);
+    CHECK_U64(length, 3);
+    CHECK(name != NULL && memcmp(name, "n\0m", 3) == 0);
+    CHECK(npyguard_field_title(npyguard_dtype_field(dtype, 1), &length) == NULL);
+    CHECK_U64(length, 0);
+  }
   npyguard_result_free(r);
 }
 
@@ -468,7 +482,10 @@ static void test_npz(void) {
   CHECK_ERROR(r, NPYGUARD_E_BAD_MEMBER_NAME, 250);
   e = npyguard_result_error(r);
   CHECK(e != NULL);
-  if (e != NULL) CHECK_STR(e->member, "../../etc/cron.d/x.npy");
+  if (e != NULL) {
+    CHECK_STR(e->member, "../../etc/cron.d/x.npy");
+    CHECK_U64(e->member_length, strlen("../../etc/cron.d/x.npy"));
+  }
   CHECK_U64(npyguard_result_member_count(r), 0);
   npyguard_result_free(r);
 }
@@ -666,7 +683,8 @@ static void test_invalid_arguments(void) {
   CHECK_U64(npyguard_npy_ndim(NULL), 0);
   CHECK(npyguard_npy_dtype(NULL) == NULL);
   CHECK_U64(npyguard_dtype_field_count(NULL), 0);
-  CHECK(npyguard_field_name(NULL) == NULL);
+  CHECK(npyguard_field_name(NULL, NULL) == NULL);
+  CHECK(npyguard_field_title(NULL, NULL) == NULL);
   CHECK_U64(npyguard_ra_metadata(NULL, NULL, NULL), 0);
   npyguard_result_free(NULL);
   free(file.data);
