@@ -120,7 +120,9 @@ typedef enum npyguard_error_code {
   NPYGUARD_E_BAD_DEFLATE = 64,
   NPYGUARD_E_CRC_MISMATCH = 65,
   NPYGUARD_E_NOT_CONVERTIBLE = 66,
-  NPYGUARD_E_INVALID_ARGUMENT = 67
+  NPYGUARD_E_INVALID_ARGUMENT = 67,
+  /* Not a code: keeps the enum int-sized with every int value valid. */
+  NPYGUARD_E_INT_MAX_ = 0x7FFFFFFF
 } npyguard_error_code;
 
 /* The snake_case name of a code ("truncated_data"), as the command and
@@ -172,7 +174,10 @@ typedef enum npyguard_format {
   NPYGUARD_FORMAT_DETECT = 0,
   NPYGUARD_FORMAT_NPY = 1,
   NPYGUARD_FORMAT_NPZ = 2,
-  NPYGUARD_FORMAT_RA = 3
+  NPYGUARD_FORMAT_RA = 3,
+  /* Not a format: makes every int value a valid npyguard_format in C++ too,
+   * so an unknown value is refused (invalid_argument), never undefined. */
+  NPYGUARD_FORMAT_INT_MAX_ = 0x7FFFFFFF
 } npyguard_format;
 
 /* An input of known size read by offset (a file, a memory range, an object
@@ -292,7 +297,9 @@ typedef enum npyguard_dtype_kind {
   NPYGUARD_KIND_DATETIME = 8,
   NPYGUARD_KIND_TIMEDELTA = 9,
   NPYGUARD_KIND_OBJECT = 10,
-  NPYGUARD_KIND_STRUCT = 11
+  NPYGUARD_KIND_STRUCT = 11,
+  /* Not a kind: keeps the enum int-sized with every int value valid. */
+  NPYGUARD_KIND_INT_MAX_ = 0x7FFFFFFF
 } npyguard_dtype_kind;
 
 NPYGUARD_C_API npyguard_dtype_kind npyguard_dtype_get_kind(const npyguard_dtype* dtype);

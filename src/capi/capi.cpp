@@ -299,7 +299,8 @@ void dispatch(npyguard_result& result, npyguard_format format, const npyguard::o
     case NPYGUARD_FORMAT_NPZ: store(result, npz(opts)); return;
     case NPYGUARD_FORMAT_RA: store(result, ra(opts)); return;
     case NPYGUARD_FORMAT_NPY:
-    case NPYGUARD_FORMAT_DETECT: break;
+    case NPYGUARD_FORMAT_DETECT:
+    case NPYGUARD_FORMAT_INT_MAX_: break; // refused before (known_format)
   }
   store(result, npy(opts));
 }

@@ -612,7 +612,10 @@ static void test_invalid_arguments(void) {
   npyguard_options opts;
   npyguard_reader reader;
   npyguard_result* r;
-  unsigned char bigger[sizeof(npyguard_options) + 16];
+  struct newer_options { /* a newer caller's struct: this library's fields, then more */
+    npyguard_options known;
+    unsigned char tail[16];
+  } bigger;
 
   r = npyguard_check_file(NPYGUARD_FORMAT_NPY, NULL, NULL);
   CHECK_ERROR(r, NPYGUARD_E_INVALID_ARGUMENT, -1);
@@ -664,13 +667,15 @@ static void test_invalid_arguments(void) {
   npyguard_result_free(r);
   /* A newer caller's bigger struct: accepted while its tail is zero,
    * refused once a field this library does not know is set. */
-  memset(bigger, 0xEE, sizeof bigger);
-  npyguard_options_init((npyguard_options*)(void*)bigger, sizeof bigger);
-  r = npyguard_check_buffer(NPYGUARD_FORMAT_NPY, file.data, file.size, (const npyguard_options*)(void*)bigger);
+  memset(&bigger, 0xEE, sizeof bigger);
+  npyguard_options_init(&bigger.known, sizeof bigger);
+  CHECK_U64(bigger.known.struct_size, sizeof bigger);
+  CHECK_U64(bigger.tail[15], 0); /* init zeroes the whole struct the caller declares */
+  r = npyguard_check_buffer(NPYGUARD_FORMAT_NPY, file.data, file.size, &bigger.known);
   CHECK_OK(r);
   npyguard_result_free(r);
-  bigger[sizeof(npyguard_options) + 3] = 1;
-  r = npyguard_check_buffer(NPYGUARD_FORMAT_NPY, file.data, file.size, (const npyguard_options*)(void*)bigger);
+  bigger.tail[3] = 1;
+  r = npyguard_check_buffer(NPYGUARD_FORMAT_NPY, file.data, file.size, &bigger.known);
   CHECK_ERROR(r, NPYGUARD_E_INVALID_ARGUMENT, -1);
   npyguard_result_free(r);
 
