@@ -20,24 +20,7 @@
 namespace {
 
 using namespace npyguard;
-
-class chunked_stream final : public byte_source {
-public:
-  chunked_stream(const std::uint8_t* data, std::size_t size, std::size_t chunk) noexcept
-      : data_(data), size_(size), chunk_(chunk) {}
-  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
-    const std::size_t n = std::min(std::min(size, chunk_), size_ - at_);
-    if (n != 0) std::memcpy(buffer, data_ + at_, n);
-    at_ += n;
-    return static_cast<std::ptrdiff_t>(n);
-  }
-
-private:
-  const std::uint8_t* data_;
-  std::size_t size_;
-  std::size_t chunk_;
-  std::size_t at_ = 0;
-};
+using fuzz::chunked_stream;
 
 // The C callbacks over the same bytes.
 struct c_input {

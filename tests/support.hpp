@@ -125,6 +125,8 @@ public:
     at_ += n;
     return static_cast<std::ptrdiff_t>(n);
   }
+  // How many bytes were handed out so far.
+  [[nodiscard]] std::size_t delivered() const noexcept { return at_; }
 
 private:
   const std::string& bytes_;

@@ -47,24 +47,6 @@ private:
   const std::string& bytes_;
 };
 
-// A stream that counts the bytes it delivered.
-class counting_stream final : public npyguard::byte_source {
-public:
-  counting_stream(const std::string& bytes, std::size_t chunk) : bytes_(bytes), chunk_(chunk) {}
-  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
-    const std::size_t n = std::min(std::min(size, chunk_), bytes_.size() - at_);
-    std::memcpy(buffer, bytes_.data() + at_, n);
-    at_ += n;
-    return static_cast<std::ptrdiff_t>(n);
-  }
-  [[nodiscard]] std::size_t delivered() const noexcept { return at_; }
-
-private:
-  const std::string& bytes_;
-  std::size_t chunk_;
-  std::size_t at_ = 0;
-};
-
 // The verdict of every entry point on the same bytes: buffer, source,
 // file, descriptor, and streams in 1-byte and 4 KiB reads. Streams have no
 // metadata fields; everything else must be equal.
@@ -136,7 +118,7 @@ TEST_CASE("ra: metadata after the data is accepted, reported and never read", "[
   require_ok(npyguard::ra::validate_source(source, {}));
   CHECK(source.bytes_read == 64);
   // A stream is read to the end of the data and no further.
-  counting_stream stream(bytes, 4096);
+  chunked_source stream(bytes, 4096);
   require_ok(npyguard::ra::validate_stream(stream, {}));
   CHECK(stream.delivered() == 112);
 
@@ -146,7 +128,7 @@ TEST_CASE("ra: metadata after the data is accepted, reported and never read", "[
   require_error(check_ra(ra_file({}, "x"), strict), error_code::trailing_data, 112);
   require_ok(check_ra(ra_file({}), strict));
   // From a stream: reading stops at the first byte after the data.
-  counting_stream strict_stream(bytes, 4096);
+  chunked_source strict_stream(bytes, 4096);
   require_error(npyguard::ra::validate_stream(strict_stream, strict), error_code::trailing_data, 112);
   CHECK(strict_stream.delivered() == 113);
 }

@@ -269,10 +269,11 @@ void store_error(npyguard_result& result, error failure) {
   publish_error(result);
 }
 
-// Runs `fill(result)` in a new result; nothing escapes. NULL only when the
-// result itself cannot be allocated.
+// Runs `fill(result, options)` in a new result once the format and the
+// caller's options passed; nothing escapes. NULL only when the result itself
+// cannot be allocated.
 template <typename Fill>
-npyguard_result* make_result(npyguard_format format, Fill fill) noexcept {
+npyguard_result* make_result(npyguard_format format, const npyguard_options* opts, Fill fill) noexcept {
   auto* result = new (std::nothrow) npyguard_result();
   if (result == nullptr) return nullptr;
   result->format = format;
@@ -281,7 +282,12 @@ npyguard_result* make_result(npyguard_format format, Fill fill) noexcept {
       store_error(*result, invalid("format " + std::to_string(static_cast<int>(format)) +
                                    " is none of NPYGUARD_FORMAT_DETECT, _NPY, _NPZ, _RA"));
     } else {
-      fill(*result);
+      npyguard::options cpp;
+      if (auto failure = convert_options(opts, cpp)) {
+        store_error(*result, std::move(*failure));
+      } else {
+        fill(*result, cpp);
+      }
     }
   } catch (...) { // bad_alloc while building the verdict or its copy:
     // the model (if any) is hidden by the error (accepted() below)
@@ -380,9 +386,7 @@ void npyguard_options_init(npyguard_options* opts, size_t struct_size) {
 
 npyguard_result* npyguard_check_buffer(npyguard_format format, const void* data, size_t size,
                                        const npyguard_options* opts) {
-  return make_result(format, [&](npyguard_result& result) {
-    npyguard::options cpp;
-    if (auto failure = convert_options(opts, cpp)) return store_error(result, std::move(*failure));
+  return make_result(format, opts, [&](npyguard_result& result, const npyguard::options& cpp) {
     if (data == nullptr && size != 0)
       return store_error(result, invalid("data is NULL with a size of " + std::to_string(size)));
     const npyguard_format chosen =
@@ -395,9 +399,7 @@ npyguard_result* npyguard_check_buffer(npyguard_format format, const void* data,
 }
 
 npyguard_result* npyguard_check_file(npyguard_format format, const char* path, const npyguard_options* opts) {
-  return make_result(format, [&](npyguard_result& result) {
-    npyguard::options cpp;
-    if (auto failure = convert_options(opts, cpp)) return store_error(result, std::move(*failure));
+  return make_result(format, opts, [&](npyguard_result& result, const npyguard::options& cpp) {
     if (path == nullptr) return store_error(result, invalid("path is NULL"));
     npyguard_format chosen = format;
     if (format == NPYGUARD_FORMAT_DETECT) {
@@ -422,9 +424,7 @@ npyguard_result* npyguard_check_file(npyguard_format format, const char* path, c
 }
 
 npyguard_result* npyguard_check_fd(npyguard_format format, int fd, const npyguard_options* opts) {
-  return make_result(format, [&](npyguard_result& result) {
-    npyguard::options cpp;
-    if (auto failure = convert_options(opts, cpp)) return store_error(result, std::move(*failure));
+  return make_result(format, opts, [&](npyguard_result& result, const npyguard::options& cpp) {
     if (format == NPYGUARD_FORMAT_DETECT) {
       return store_error(result, invalid("npyguard_check_fd needs the format: NPYGUARD_FORMAT_NPY, _NPZ or _RA"));
     }
@@ -437,9 +437,7 @@ npyguard_result* npyguard_check_fd(npyguard_format format, int fd, const npyguar
 
 npyguard_result* npyguard_check_reader(npyguard_format format, const npyguard_reader* reader,
                                        const npyguard_options* opts) {
-  return make_result(format, [&](npyguard_result& result) {
-    npyguard::options cpp;
-    if (auto failure = convert_options(opts, cpp)) return store_error(result, std::move(*failure));
+  return make_result(format, opts, [&](npyguard_result& result, const npyguard::options& cpp) {
     if (reader == nullptr || reader->read_at == nullptr) {
       return store_error(result, invalid("the reader or its read_at is NULL"));
     }
@@ -465,9 +463,7 @@ npyguard_result* npyguard_check_reader(npyguard_format format, const npyguard_re
 
 npyguard_result* npyguard_check_stream(npyguard_format format, npyguard_read_fn read, void* context,
                                        const npyguard_options* opts) {
-  return make_result(format, [&](npyguard_result& result) {
-    npyguard::options cpp;
-    if (auto failure = convert_options(opts, cpp)) return store_error(result, std::move(*failure));
+  return make_result(format, opts, [&](npyguard_result& result, const npyguard::options& cpp) {
     if (read == nullptr) return store_error(result, invalid("the read function is NULL"));
     stream_source stream(read, context);
     npyguard::peeked_source source(stream);
