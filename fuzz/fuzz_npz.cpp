@@ -1,13 +1,18 @@
-// Whole .npz archives through the buffer and random-access entry points.
+// Whole .npz archives through the buffer and random-access entry points, and
+// with verification through read_archive (the members' data copied out).
 //
 // Input: four configuration bytes (the first two choose the .npy options and
 // limits as in fuzz_common.hpp; the third the archive's: bit 0 verify, bits
 // 1-2 max_members, bits 3-4 max_total_bytes, bits 5-6 max_ratio; the fourth
 // is reserved), then the archive.
 #include <cstring>
+#include <memory>
+#include <new>
 #include <random>
+#include <vector>
 
 #include "fuzz_common.hpp"
+#include "npyguard/npz/data.hpp"
 #include "npyguard/npz/validate.hpp"
 #include "npz_mutator.hpp"
 
@@ -36,6 +41,44 @@ void check_archive(const npz::archive& archive, const options& opts, std::size_t
   }
 }
 
+// Copies every member's data into buffers of its own (read_archive's sink).
+struct copying_sink final : npz::member_sink {
+  std::vector<std::unique_ptr<unsigned char[]>> buffers;
+  bool destination(std::size_t index, const npz::member& m, void*& out) noexcept override {
+    NPYGUARD_FUZZ_CHECK(index == buffers.size());
+    buffers.emplace_back(new (std::nothrow) unsigned char[m.npy.nbytes + 1]);
+    out = buffers.back().get();
+    return out != nullptr;
+  }
+};
+
+// read_archive is validation with verify on, plus the copy: the same verdict
+// (object members aside, which it refuses), and each stored member's copy
+// equals its bytes in the archive.
+void check_read(const unsigned char* file, std::size_t size, const options& opts, const npz::archive_result& verified) {
+  copying_sink sink;
+  const npz::archive_result read = npz::read_archive(file, size, sink, opts);
+  if (!read.ok() && read.failure().code == error_code::object_dtype && read.failure().member) {
+    // Accepted by validation: then only for a member whose data is a pickle.
+    bool pickled = !verified.ok();
+    for (const npz::member& m : verified.ok() ? verified.value().members : std::vector<npz::member>{}) {
+      pickled = pickled || m.npy.data_is_pickle;
+    }
+    NPYGUARD_FUZZ_CHECK(pickled);
+    return;
+  }
+  NPYGUARD_FUZZ_CHECK(read == verified);
+  if (!read.ok()) return;
+  const auto& members = read.value().members;
+  NPYGUARD_FUZZ_CHECK(sink.buffers.size() == members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const npz::member& m = members[i];
+    if (m.method != npz::compression::stored || m.npy.nbytes == 0) continue;
+    NPYGUARD_FUZZ_CHECK(std::memcmp(sink.buffers[i].get(), file + m.data_start + m.npy.data_offset,
+                                    static_cast<std::size_t>(m.npy.nbytes)) == 0);
+  }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -58,6 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::memory_source source(file.get(), in.size());
   const npz::archive_result by_offset = npz::validate_source(source, opts);
   NPYGUARD_FUZZ_CHECK(verdict == by_offset);
+  if (opts.verify) check_read(file.get(), in.size(), opts, verdict);
   if (const npz::archive* archive = verdict.value_if()) {
     check_archive(*archive, opts, in.size());
     // Verification only adds checks; the loosest options only remove some.

@@ -19,6 +19,7 @@
 #include "npyguard/npy/model.hpp"
 #include "npyguard/npy/validate.hpp"
 #include "npyguard/npy/write.hpp"
+#include "npyguard/npz/data.hpp"
 #include "npyguard/npz/validate.hpp"
 #include "npyguard/options.hpp"
 #include "npyguard/ra/data.hpp"

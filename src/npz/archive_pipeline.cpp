@@ -9,7 +9,7 @@
 
 namespace npyguard::npz::detail {
 
-archive_result validate_archive(archive_reader& reader, const options& opts) {
+archive_result validate_archive(archive_reader& reader, const options& opts, member_sink* sink) {
   const auto where = locate_directory(reader, opts);
   if (!where.ok()) return where.failure();
   std::vector<entry> entries;
@@ -17,14 +17,15 @@ archive_result validate_archive(archive_reader& reader, const options& opts) {
   if (auto failure = check_local_entries(reader, where.value(), entries)) return *failure;
   archive out;
   if (auto failure = validate_members(reader, entries, opts, out.members)) return *failure;
-  if (opts.verify) {
-    if (auto failure = verify_members(reader, entries)) return *failure;
+  const bool verify = opts.verify || sink != nullptr;
+  if (verify) {
+    if (auto failure = verify_members(reader, entries, out.members, sink)) return *failure;
   }
   out.size = reader.size();
   out.central_directory_offset = where.value().cd_offset;
   out.central_directory_size = where.value().cd_size;
   out.zip64 = where.value().zip64;
-  out.verified = opts.verify;
+  out.verified = verify;
   out.bytes_read = reader.bytes_read();
   return out;
 }

@@ -5,13 +5,15 @@
 #define NPYGUARD_SRC_NPZ_ARCHIVE_PIPELINE_HPP
 
 #include "npyguard/npz/archive.hpp"
+#include "npyguard/npz/data.hpp"
 #include "npyguard/options.hpp"
 #include "npz/reader.hpp"
 
 namespace npyguard::npz::detail {
 
-// May throw std::bad_alloc.
-[[nodiscard]] archive_result validate_archive(archive_reader& reader, const options& opts);
+// With a sink (npz/data.hpp), verification is on whatever opts say, and the
+// members' array data goes where the sink says. May throw std::bad_alloc.
+[[nodiscard]] archive_result validate_archive(archive_reader& reader, const options& opts, member_sink* sink = nullptr);
 
 } // namespace npyguard::npz::detail
 

@@ -7,6 +7,7 @@
 #include "core/checked_math.hpp"
 #include "core/guard.hpp"
 #include "core/io_error.hpp"
+#include "npyguard/npz/data.hpp"
 #include "npyguard/npz/validate.hpp"
 #include "npz/archive_pipeline.hpp"
 #include "platform/inputs.hpp"
@@ -16,7 +17,7 @@ namespace npyguard::npz {
 namespace {
 
 // A stream held in memory, at most the stream limit.
-archive_result validate_spooled(byte_source& source, const options& opts) {
+archive_result validate_spooled(byte_source& source, const options& opts, member_sink* sink = nullptr) {
   constexpr std::uint64_t slack = std::uint64_t{64} << 20;
   const std::uint64_t limit = std::min(
       opts.limits.max_stream_bytes,
@@ -43,21 +44,24 @@ archive_result validate_spooled(byte_source& source, const options& opts) {
     }
   }
   detail::archive_reader reader(bytes.data(), bytes.size());
-  return detail::validate_archive(reader, opts);
+  return detail::validate_archive(reader, opts, sink);
 }
 
-archive_result validate_archive_source(random_access_source& source, const options& opts) {
+archive_result validate_archive_source(random_access_source& source, const options& opts, member_sink* sink = nullptr) {
   detail::archive_reader reader(source);
-  return detail::validate_archive(reader, opts);
+  return detail::validate_archive(reader, opts, sink);
+}
+
+archive_result validate_archive_buffer(const void* data, std::size_t size, const options& opts,
+                                       member_sink* sink = nullptr) {
+  detail::archive_reader reader(static_cast<const unsigned char*>(data), size);
+  return detail::validate_archive(reader, opts, sink);
 }
 
 } // namespace
 
 archive_result validate_buffer(const void* data, std::size_t size, const options& opts) noexcept {
-  return npyguard::detail::guarded([&] {
-    detail::archive_reader reader(static_cast<const unsigned char*>(data), size);
-    return detail::validate_archive(reader, opts);
-  });
+  return npyguard::detail::guarded([&] { return validate_archive_buffer(data, size, opts); });
 }
 
 archive_result validate_source(random_access_source& source, const options& opts) noexcept {
@@ -79,6 +83,21 @@ archive_result validate_file(const char* path, const options& opts) noexcept {
   return platform::read_path<archive_result>(
       path, opts.timeout_ms, [&](random_access_source& input) { return validate_archive_source(input, opts); },
       [&](byte_source& source) { return validate_spooled(source, opts); });
+}
+
+// The same pipelines with a sink for the members' data (npz/data.hpp).
+archive_result read_archive(const void* data, std::size_t size, member_sink& sink, const options& opts) noexcept {
+  return npyguard::detail::guarded([&] { return validate_archive_buffer(data, size, opts, &sink); });
+}
+
+archive_result read_archive(random_access_source& source, member_sink& sink, const options& opts) noexcept {
+  return npyguard::detail::guarded([&] { return validate_archive_source(source, opts, &sink); });
+}
+
+archive_result read_archive_file(const char* path, member_sink& sink, const options& opts) noexcept {
+  return platform::read_path<archive_result>(
+      path, opts.timeout_ms, [&](random_access_source& input) { return validate_archive_source(input, opts, &sink); },
+      [&](byte_source& source) { return validate_spooled(source, opts, &sink); });
 }
 
 } // namespace npyguard::npz

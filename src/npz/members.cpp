@@ -159,6 +159,41 @@ error explain_cap(error failure) {
   return failure;
 }
 
+// Where one member's array data goes while it streams past: the bytes
+// [begin, end) of the member's .npy bytes, to `destination`.
+struct data_copy {
+  unsigned char* destination = nullptr;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+
+  // `bytes` are the member's bytes [at, at + size): copies what of them is data.
+  void take(std::uint64_t at, const unsigned char* bytes, std::size_t size) const noexcept {
+    if (destination == nullptr) return;
+    const std::uint64_t from = std::max(at, begin);
+    const std::uint64_t to = std::min(at + size, end);
+    if (from >= to) return;
+    std::memcpy(destination + (from - begin), bytes + (from - at), static_cast<std::size_t>(to - from));
+  }
+};
+
+// The sink's answer for one member; object members are refused before it is asked.
+std::optional<error> ask_sink(member_sink& sink, std::size_t index, const member& m, const entry& e, data_copy& out) {
+  if (m.npy.data_is_pickle) {
+    error refused{error_code::object_dtype, m.npy.data_offset,
+                  "the member's data is a pickle of Python objects (object dtype), which npyguard never reads"};
+    return inside(std::move(refused), e);
+  }
+  void* destination = nullptr;
+  if (!sink.destination(index, m, destination)) {
+    return fail(error_code::out_of_memory, e.data_start,
+                "no memory for the member's " + to_string(m.npy.nbytes) + " data bytes", e.name);
+  }
+  out.destination = static_cast<unsigned char*>(destination);
+  out.begin = m.npy.data_offset;
+  out.end = m.npy.data_offset + m.npy.nbytes; // within the member's size (phase F)
+  return std::nullopt;
+}
+
 } // namespace
 
 std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries,
@@ -192,11 +227,17 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
   return std::nullopt;
 }
 
-std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries) {
+std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries,
+                                    const std::vector<member>& models, member_sink* sink) {
   constexpr std::size_t buffer_size = std::size_t{64} * 1024;
   std::vector<unsigned char> buffer(buffer_size);
   std::optional<inflater> stream;
-  for (const entry& e : entries) {
+  for (std::size_t index = 0; index < entries.size(); ++index) {
+    const entry& e = entries[index];
+    data_copy copy;
+    if (sink != nullptr) {
+      if (auto failure = ask_sink(*sink, index, models[index], e, copy)) return failure;
+    }
     uLong crc = ::crc32(0, nullptr, 0);
     if (e.method == method_stored) {
       for (std::uint64_t done = 0; done < e.compressed.value;) {
@@ -207,6 +248,7 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
           return failure;
         }
         crc = ::crc32(crc, bytes, static_cast<uInt>(n));
+        copy.take(done, bytes, n);
         done += n;
       }
     } else {
@@ -219,8 +261,10 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
       while (outcome == inflater::status::ok && stream->produced() <= e.uncompressed.value && !stream->ended()) {
         const auto n = static_cast<std::size_t>(
             std::min<std::uint64_t>(buffer_size, e.uncompressed.value + 1 - stream->produced()));
+        const std::uint64_t at = stream->produced();
         outcome = stream->inflate(buffer.data(), n, written, failure);
         crc = ::crc32(crc, buffer.data(), static_cast<uInt>(written));
+        copy.take(at, buffer.data(), written);
         if (failure) {
           failure->member = e.name;
           return failure;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "npyguard/npz/archive.hpp"
+#include "npyguard/npz/data.hpp"
 #include "npyguard/options.hpp"
 #include "npz/entry.hpp"
 #include "npz/reader.hpp"
@@ -19,8 +20,12 @@ namespace npyguard::npz::detail {
 [[nodiscard]] std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries,
                                                     const options& opts, std::vector<member>& out);
 
-// Phase G. May throw std::bad_alloc.
-[[nodiscard]] std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries);
+// Phase G. With a sink, each member's array data (the bytes of
+// [npy.data_offset, npy.data_offset + npy.nbytes) of `models`, the members
+// phase F built) is also copied where the sink says, as it streams past;
+// object members are then refused (object_dtype). May throw std::bad_alloc.
+[[nodiscard]] std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries,
+                                                  const std::vector<member>& models, member_sink* sink);
 
 } // namespace npyguard::npz::detail
 
