@@ -32,6 +32,7 @@ ALLOWED = {
     "src/convert": {"npyguard", "core", "npy", "ra", "platform", "convert"},
     "src/cli": {"npyguard", "cli"},
     "src/capi": {"npyguard", "capi"},
+    "python/src": {"npyguard"},  # the Python package's native half: public headers only
 }
 
 
@@ -79,7 +80,7 @@ def check(path, root):
 
 
 def tree_problems(root):
-    files = [p for p in sorted((root / "src").rglob("*")) + sorted((root / "include").rglob("*"))
+    files = [p for top in ("src", "include", "python/src") for p in sorted((root / top).rglob("*"))
              if p.suffix in (".hpp", ".cpp", ".h", ".inc")]
     return files, [problem for path in files for problem in check(path, root)]
 
@@ -97,6 +98,7 @@ def self_test():
         "src/npy/h.cpp": '#include "npz/reader.hpp"\n',         # npy reaching up into npz
         "src/npz/i.cpp": '#include "platform/fd.hpp"\n',        # platform from the archive pipeline
         "src/ra/j.cpp": '#include "npy/pipeline.hpp"\n',       # ra depends on core alone
+        "python/src/k.cpp": '#include "npz/reader.hpp"\n',     # Python past the public headers
     }
     cases["src/npy/data.cpp"] = "#include <sys/mman.h>\n"      # the data view calls platform, not mmap
     fine = {"src/npy/entry_points.cpp": '#include "platform/fd.hpp"\n#include <cerrno>\n',

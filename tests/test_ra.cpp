@@ -402,6 +402,11 @@ TEST_CASE("convert: not_convertible at the field that says why, and no output le
     const auto converted = npyguard::convert_ra_to_npy(in.c_str(), out.c_str());
     require_error(converted, error_code::not_convertible, offset);
     CHECK(::access(out.c_str(), F_OK) != 0);
+    // numpy_dtype gives the same refusal from the model alone.
+    const std::string bytes = ra_file(f);
+    const auto model = npyguard::ra::validate_buffer(bytes.data(), bytes.size());
+    require_ok(model);
+    require_error(npyguard::numpy_dtype(model.value()), error_code::not_convertible, offset);
   };
   ra_fields user;
   user.eltype = 0;
@@ -464,4 +469,29 @@ TEST_CASE("convert: a C-order array is transposed, a Fortran one copied", "[ra][
   require_ok(again);
   CHECK(again.value().output.fortran_order);
   CHECK(again.value().output.shape == std::vector<std::uint64_t>{2, 3});
+}
+
+TEST_CASE("numpy_dtype: the dtype convert writes for each element type", "[ra][convert]") {
+  struct row {
+    std::uint64_t flags, eltype, elbyte;
+    std::string type_string;
+  };
+  const row rows[] = {
+      {0, 1, 1, "|i1"},   {0, 1, 8, "<i8"}, {1, 1, 2, ">i2"}, {0, 2, 1, "|u1"},   {1, 2, 4, ">u4"}, {0, 3, 2, "<f2"},
+      {0, 3, 16, "<f16"}, {1, 3, 8, ">f8"}, {0, 4, 8, "<c8"}, {1, 4, 32, ">c32"}, {0, 5, 1, "|b1"}, {1, 5, 1, "|b1"},
+  };
+  for (const row& r : rows) {
+    ra_fields f;
+    f.flags = r.flags;
+    f.eltype = r.eltype;
+    f.elbyte = r.elbyte;
+    const std::string bytes = ra_file(f);
+    const auto model = npyguard::ra::validate_buffer(bytes.data(), bytes.size());
+    require_ok(model);
+    const auto type = npyguard::numpy_dtype(model.value());
+    require_ok(type);
+    INFO("eltype " << r.eltype << " elbyte " << r.elbyte);
+    CHECK(npyguard::type_string(type.value()) == r.type_string);
+    CHECK(type.value().itemsize == r.elbyte);
+  }
 }

@@ -39,6 +39,11 @@ struct npy_to_ra {
 [[nodiscard]] NPYGUARD_API basic_result<ra_to_npy> convert_ra_to_npy(const char* input, const char* output,
                                                                      const options& opts = {}) noexcept;
 
+// The numpy dtype convert_ra_to_npy gives a RawArray's elements (above), or
+// its not_convertible refusal; no I/O. The array is then shape = dims in
+// Fortran order over the data bytes as they are.
+[[nodiscard]] NPYGUARD_API basic_result<dtype> numpy_dtype(const ra::header& model) noexcept;
+
 // .npy -> .ra: exactly what the Python reference ra.write writes for that
 // array: dims = shape, flag bit 0 for a '>' descr, eltype 1/2/3/4 by kind
 // with elbyte the itemsize, and the data column-major. A Fortran-order input

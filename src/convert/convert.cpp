@@ -92,8 +92,9 @@ basic_result<ra_to_npy> ra_file_to_npy(const char* input_path, const char* outpu
   ra::result checked = ra::validate_fd(input.get(), opts);
   if (!checked.ok()) return checked.failure();
   const ra::header& model = checked.value();
-  dtype type;
-  if (auto failure = numpy_type_of(model, type)) return *failure;
+  const basic_result<dtype> numpy_type = numpy_dtype(model);
+  if (!numpy_type.ok()) return numpy_type.failure();
+  const dtype& type = numpy_type.value();
   std::size_t long_dims = 0;
   for (const std::uint64_t dim : model.dims) long_dims += dim > 1 ? 1 : 0;
   std::string header_bytes;
@@ -244,6 +245,14 @@ basic_result<npy_to_ra> npy_file_to_ra(const char* input_path, const char* outpu
 
 } // namespace
 } // namespace detail
+
+basic_result<dtype> numpy_dtype(const ra::header& model) noexcept {
+  return detail::guarded([&]() -> basic_result<dtype> {
+    dtype type;
+    if (auto failure = detail::numpy_type_of(model, type)) return *failure;
+    return type;
+  });
+}
 
 basic_result<ra_to_npy> convert_ra_to_npy(const char* input, const char* output, const options& opts) noexcept {
   return detail::guarded([&] { return detail::ra_file_to_npy(input, output, opts); });

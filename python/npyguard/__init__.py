@@ -1,0 +1,261 @@
+"""npyguard: strict validation of NumPy .npy files, .npz archives and RawArray
+(.ra) files before their data is touched, and arrays from the validated bytes.
+
+    import npyguard
+    try:
+        array = npyguard.load(upload_bytes)          # or load_file(path, mmap=True)
+    except npyguard.NpyguardError as e:              # a ValueError: e.code, e.offset
+        reject(f"{e.code} at {e.offset}: {e.message}")
+
+check* functions read the header (and the size) only and return the model;
+load* functions return numpy arrays equal to np.load's, viewing the validated
+bytes in place where they can (always read-only), and never unpickle anything.
+Limits are keyword-only, with numpy's defaults where numpy has one (a header
+of at most 10,000 bytes). The GIL is released while the library validates.
+
+bytes, bytearray, memoryview and any other contiguous buffer are data; str and
+os.PathLike are paths (for check_npz, load_npz, check_ra, load_ra too).
+"""
+
+import functools
+import os
+
+import numpy as np
+
+from . import _npyguard
+from ._errors import NpyguardError, NpyguardIOError
+from ._model import Archive, Header, Member, RaHeader, dtype_from_spec
+
+__all__ = [
+    "check", "check_file", "load", "load_file",
+    "check_npz", "load_npz", "check_ra", "load_ra",
+    "Header", "Member", "Archive", "RaHeader",
+    "NpyguardError", "NpyguardIOError", "ERROR_CODES", "__version__",
+]
+
+__version__ = _npyguard.version()
+
+#: Every error code's name and its stable number ("bad_descr": 21, ...).
+ERROR_CODES = _npyguard.error_codes()
+
+_U32 = (1 << 32) - 1
+_U64 = (1 << 64) - 1
+
+
+def _count(name, value, maximum, none_means=None):
+    if value is None and none_means is not None:
+        return none_means
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int{' or None' if none_means is not None else ''}, "
+                        f"not {type(value).__name__}")
+    if not 0 <= value <= maximum:
+        raise ValueError(f"{name} must be between 0 and {maximum}, not {value}")
+    return value
+
+
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+@functools.lru_cache(maxsize=64, typed=True)
+def _options(max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
+             allow_object=False, canonical=False, verify=False, max_members=65535, max_total_bytes=1 << 32,
+             max_ratio=1032, allow_type5=True, reject_metadata=False):
+    """The native options for these limits, checked once per combination."""
+    return _npyguard.Options(
+        _count("max_header_bytes", max_header_bytes, _U32), _count("max_depth", max_depth, _U32),
+        _count("max_ndim", max_ndim, _U32), _count("max_data_bytes", max_data_bytes, _U64, none_means=_U64),
+        _flag("allow_trailing_data", allow_trailing_data), _flag("allow_object", allow_object),
+        _flag("canonical", canonical), _flag("verify", verify), _count("max_members", max_members, _U64),
+        _count("max_total_bytes", max_total_bytes, _U64), _count("max_ratio", max_ratio, _U64),
+        _flag("allow_type5", allow_type5), _flag("reject_metadata", reject_metadata))
+
+
+def _path(path):
+    """A path for the native module: os.fsencode of str or os.PathLike."""
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        raise TypeError("a path must be str or os.PathLike; bytes are data (use the bytes entry point)")
+    return os.fsencode(os.fspath(path))
+
+
+def _is_path(source):
+    return isinstance(source, (str, os.PathLike))
+
+
+def _view(spec, shape, fortran_order, buffer, offset, nbytes):
+    """A read-only array over the `nbytes` bytes of `buffer` from `offset`: no copy.
+
+    np.frombuffer holds the buffer export for as long as the array lives, so a
+    bytearray cannot be resized (freed) under it; np.ndarray(buffer=...) alone
+    does not hold it.
+    """
+    raw = np.frombuffer(buffer, np.uint8, count=nbytes, offset=offset)
+    array = np.ndarray(shape, dtype_from_spec(spec), buffer=raw, order="F" if fortran_order else "C")
+    if array.flags.writeable:
+        array.flags.writeable = False
+    return array
+
+
+# ---------------------------------------------------------------------------
+# .npy
+
+
+def check(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
+          allow_trailing_data=False, allow_object=False, canonical=False):
+    """Validate a whole .npy file held in memory; return its Header.
+
+    Reads the preamble and header only; the data's size is checked against the
+    input's length. Raises NpyguardError (a ValueError) with .code and .offset.
+
+    max_header_bytes     HEADER_LEN above this is header_too_large (numpy's limit: 10,000)
+    max_depth            nesting of lists and tuples in the header
+    max_ndim             dimensions of the shape
+    max_data_bytes       nbytes above this is data_too_large (None: no limit)
+    allow_trailing_data  accept bytes after the data (otherwise trailing_data)
+    allow_object         accept object dtypes (the pickle is never read)
+    canonical            the header must be exactly the bytes np.save writes (not_canonical)
+    """
+    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+                    canonical)
+    return Header(_npyguard.npy_check_buffer(data, opts))
+
+
+def check_file(path, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
+               allow_trailing_data=False, allow_object=False, canonical=False):
+    """check() for a path: a regular file is read by offset (header only), a FIFO as a stream.
+
+    An unreadable path raises NpyguardIOError (also an OSError)."""
+    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+                    canonical)
+    return Header(_npyguard.npy_check_file(_path(path), opts))
+
+
+def load(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
+         allow_trailing_data=False, allow_object=False, canonical=False):
+    """The array of a .npy file held in memory, equal to np.load's.
+
+    A read-only view of `data` itself (no copy): keep `data` unchanged while the
+    array is used. Object dtypes are refused (object_dtype) even with
+    allow_object=True: npyguard never unpickles. Limits as for check().
+    """
+    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+                    canonical)
+    model = _npyguard.npy_load_buffer(data, opts)
+    return _view(model[10], model[5], model[4], data, model[3], model[7])
+
+
+def load_file(path, *, mmap=False, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
+              allow_trailing_data=False, allow_object=False, canonical=False):
+    """The array of a .npy file, equal to np.load's; the file is opened once.
+
+    mmap=False reads exactly the validated data range into memory of its own;
+    mmap=True maps it (if another process truncates the file while it is mapped,
+    touching the lost pages raises SIGBUS, as with np.load(mmap_mode="r")).
+    Either way the array is read-only. Regular files only; object dtypes are
+    refused. Limits as for check().
+    """
+    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+                    canonical)
+    model, holder = _npyguard.npy_load_file(_path(path), opts, _flag("mmap", mmap))
+    return _view(model[10], model[5], model[4], holder, 0, model[7])
+
+
+# ---------------------------------------------------------------------------
+# .npz
+
+
+def check_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32, max_ratio=1032,
+              max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
+              allow_object=False, canonical=False):
+    """Validate an .npz archive (a path, or its bytes); return an Archive, a dict of
+    Member models keyed like np.load(...).files.
+
+    Reads the end records, the central directory, every local header and each
+    member's first bytes (inflated that far only); verify=True reads every member
+    in full (exact lengths, CRC-32) with fixed buffers.
+
+    max_members      entries the archive may declare
+    max_total_bytes  sum of the members' declared uncompressed sizes
+    max_ratio        declared uncompressed / compressed size of each deflated member
+    The .npy limits apply to every member (max_ndim at most 32, numpy's).
+    """
+    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+                    canonical, verify, max_members, max_total_bytes, max_ratio)
+    if _is_path(source):
+        return Archive(_npyguard.npz_check_file(_path(source), opts))
+    return Archive(_npyguard.npz_check_buffer(source, opts))
+
+
+def load_npz(source, *, verify=True, max_members=65535, max_total_bytes=1 << 32, max_ratio=1032,
+             max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
+             allow_object=False, canonical=False):
+    """Every member's array of an .npz archive (a path, or its bytes), as a dict keyed
+    like np.load(...).files, each equal to np.load's.
+
+    The archive is validated and every member is read in full and checked (lengths,
+    CRC-32) in one pass, whatever `verify` says: no array is handed out from bytes
+    that were not checked. Memory is at most the members' validated sizes
+    (max_total_bytes). Stored members of a bytes input are read-only views of it;
+    the others are read-only arrays of their own. Object members are refused.
+    """
+    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+                    canonical, True, max_members, max_total_bytes, max_ratio)
+    if _is_path(source):
+        model, holders = _npyguard.npz_load_file(_path(source), opts)
+    else:
+        model, holders = _npyguard.npz_load_buffer(source, opts)
+    arrays = {}
+    for member, holder in zip(model[4], holders):
+        key, data_start, npy = member[1], member[5], member[6]
+        if holder is None:
+            arrays[key] = _view(npy[10], npy[5], npy[4], source, data_start + npy[3], npy[7])
+        else:
+            arrays[key] = _view(npy[10], npy[5], npy[4], holder, 0, npy[7])
+    return arrays
+
+
+# ---------------------------------------------------------------------------
+# RawArray
+
+
+def check_ra(source, *, max_ndim=64, max_data_bytes=None, allow_type5=True, reject_metadata=False):
+    """Validate a RawArray file (a path, or its bytes); return its RaHeader.
+
+    Reads the 48 + 8 * ndims header bytes only.
+
+    max_ndim         dimensions (values above 2**20 count as 2**20)
+    max_data_bytes   the data length above this is data_too_large (None: no limit)
+    allow_type5      accept element type 5 (Julia's Bool, Rust's bfloat16)
+    reject_metadata  refuse bytes after the data (trailing_data)
+    """
+    opts = _options(max_ndim=max_ndim, max_data_bytes=max_data_bytes, allow_type5=allow_type5,
+                    reject_metadata=reject_metadata)
+    if _is_path(source):
+        return RaHeader(_npyguard.ra_check_file(_path(source), opts))
+    return RaHeader(_npyguard.ra_check_buffer(source, opts))
+
+
+def _ra_dtype_spec(model):
+    spec, refusal = model[11], model[12]
+    if refusal is not None:
+        offset, message = refusal
+        raise NpyguardError("not_convertible", message, offset, code_value=ERROR_CODES["not_convertible"])
+    return spec
+
+
+def load_ra(source, *, mmap=False, max_ndim=64, max_data_bytes=None, allow_type5=True, reject_metadata=False):
+    """The array of a RawArray file (a path, or its bytes): shape = dims in Fortran order,
+    the dtype `npyguard convert` gives it (RaHeader.dtype), equal to np.load of the
+    converted file. Types numpy has no dtype for are refused (not_convertible at the
+    field that says why). A read-only view of the bytes, or of the file read (or, with
+    mmap=True, mapped) once; the metadata is never part of it. Limits as for check_ra().
+    """
+    opts = _options(max_ndim=max_ndim, max_data_bytes=max_data_bytes, allow_type5=allow_type5,
+                    reject_metadata=reject_metadata)
+    if _is_path(source):
+        model, holder = _npyguard.ra_load_file(_path(source), opts, _flag("mmap", mmap))
+        return _view(_ra_dtype_spec(model), model[5], True, holder, 0, model[8])
+    model = _npyguard.ra_check_buffer(source, opts)
+    return _view(_ra_dtype_spec(model), model[5], True, source, model[7], model[8])
