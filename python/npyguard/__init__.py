@@ -188,15 +188,16 @@ def check_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 3
     return Archive(_npyguard.npz_check_buffer(source, opts))
 
 
-def load_npz(source, *, verify=True, max_members=65535, max_total_bytes=1 << 32, max_ratio=1032,
+def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32, max_ratio=1032,
              max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
              allow_object=False, canonical=False):
     """Every member's array of an .npz archive (a path, or its bytes), as a dict keyed
     like np.load(...).files, each equal to np.load's.
 
     The archive is validated and every member is read in full and checked (lengths,
-    CRC-32) in one pass, whatever `verify` says: no array is handed out from bytes
-    that were not checked. Memory is at most the members' validated sizes
+    CRC-32) in one pass: loading reads the data anyway, so it is always verified,
+    and verify=False (accepted for symmetry with check_npz) cannot turn that off.
+    No array is handed out from bytes that were not checked. Memory is at most the members' validated sizes
     (max_total_bytes). Stored members of a bytes input are read-only views of it;
     the others are read-only arrays of their own. Object members are refused.
     """

@@ -4,14 +4,12 @@ sets (test_npz.py, test_ra.py pin each file's code and offset; here we check
 that together they cover every code), and the few no Python call can produce,
 each with the reason."""
 
-import json
-import os
 import pickle
 
 import pytest
 
 import npyguard
-from conftest import npy_bytes, preamble
+from conftest import SOURCE_DIR, npy_bytes, preamble
 
 GOOD = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"
 
@@ -125,9 +123,9 @@ def test_every_code_is_covered(npz_archives, ra_files):
     missing = set(npyguard.ERROR_CODES) - covered - set(UNREACHABLE)
     assert not missing, f"codes with no Python test: {sorted(missing)}"
     assert not (covered & set(UNREACHABLE))
-    # The names and numbers are the command's and the C API's (npyguard.h).
-    header = (os.environ.get("NPYGUARD_SOURCE_DIR", ".") + "/include/npyguard.h")
-    if os.path.exists(header):
-        text = open(header).read()
-        for name, value in npyguard.ERROR_CODES.items():
-            assert f"NPYGUARD_E_{name.upper()} = {value}," in text
+    # The names and numbers are the C API's (npyguard.h) and the manual's.
+    c_api = (SOURCE_DIR / "include" / "npyguard.h").read_text()
+    manual = (SOURCE_DIR / "man" / "npyguard.1").read_text()
+    for name, value in npyguard.ERROR_CODES.items():
+        assert f"NPYGUARD_E_{name.upper()} = {value}," in c_api
+        assert f'.BR \\%{name} " ({value})"' in manual, f"man/npyguard.1 does not list {name} ({value})"
