@@ -7,6 +7,9 @@
 // Every benchmark reports time per header and, through SetBytesProcessed,
 // MB/s of *header* bytes (preamble + HEADER_LEN); the array data is never
 // read by either side (npyguard only compares the buffer size with nbytes).
+// It also reports, per header, the minor page faults ("minflt") and the heap
+// allocations ("allocs": calls of operator new, counted by the replacement
+// below, in the library and the reference alike).
 
 #include <benchmark/benchmark.h>
 
@@ -14,10 +17,13 @@
 
 #include "crafted_names.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <new>
 #include <string>
 #include <tuple>
 #include <unordered_set>
@@ -27,6 +33,38 @@
 #if defined(__unix__)
 #include <sys/resource.h>
 #endif
+
+// ---------------------------------------------------------------------------
+// Counting heap allocations: the global operator new of this program (and of
+// the library linked into it) counts its calls. Relaxed: one counter, read
+// only between timed loops.
+// ---------------------------------------------------------------------------
+
+namespace {
+std::atomic<std::uint64_t> heap_allocations{0};
+
+void* counted_allocation(std::size_t size) noexcept {
+  heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
+} // namespace
+
+void* operator new(std::size_t size) {
+  if (void* p = counted_allocation(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = counted_allocation(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_allocation(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_allocation(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
@@ -361,22 +399,36 @@ bool check_npyguard(benchmark::State& state, const npy_file& file, const npyguar
   return true;
 }
 
-void set_counters(benchmark::State& state, const npy_file& file, std::int64_t faults) {
+// Page faults and allocations across a timed loop.
+struct heap_meter {
+  std::int64_t faults = minor_faults();
+  std::uint64_t allocations = heap_allocations.load(std::memory_order_relaxed);
+
+  void report(benchmark::State& state) const {
+    state.counters["minflt"] =
+        benchmark::Counter(static_cast<double>(minor_faults() - faults), benchmark::Counter::kAvgIterations);
+    state.counters["allocs"] =
+        benchmark::Counter(static_cast<double>(heap_allocations.load(std::memory_order_relaxed) - allocations),
+                           benchmark::Counter::kAvgIterations);
+  }
+};
+
+void set_counters(benchmark::State& state, const npy_file& file, const heap_meter& meter) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(file.header_bytes));
   state.counters["header_bytes"] = static_cast<double>(file.header_bytes);
-  state.counters["minflt"] = benchmark::Counter(static_cast<double>(faults), benchmark::Counter::kAvgIterations);
+  meter.report(state);
 }
 
 void run_npyguard(benchmark::State& state, const npy_file& file, const npyguard::options& opts = npyguard::options{}) {
   if (!check_npyguard(state, file, opts)) {
     return;
   }
-  const std::int64_t faults_before = minor_faults();
+  const heap_meter meter;
   for (auto _ : state) {
     npyguard::result r = npyguard::validate_buffer(file.bytes.data(), file.bytes.size(), opts);
     benchmark::DoNotOptimize(r);
   }
-  set_counters(state, file, minor_faults() - faults_before);
+  set_counters(state, file, meter);
 }
 
 template <typename Parse>
@@ -388,14 +440,14 @@ void run_naive(benchmark::State& state, const npy_file& file, Parse parse) {
       return;
     }
   }
-  const std::int64_t faults_before = minor_faults();
+  const heap_meter meter;
   for (auto _ : state) {
     naive_header h;
     bool ok = parse(file.bytes.data(), file.bytes.size(), h);
     benchmark::DoNotOptimize(ok);
     benchmark::DoNotOptimize(h);
   }
-  set_counters(state, file, minor_faults() - faults_before);
+  set_counters(state, file, meter);
 }
 
 void BM_npyguard_typical(benchmark::State& state) { run_npyguard(state, typical_file()); }
@@ -406,6 +458,32 @@ void BM_npyguard_struct(benchmark::State& state) { run_npyguard(state, struct_fi
 
 void BM_reference_naive_struct(benchmark::State& state) {
   run_naive(state, struct_file(static_cast<int>(state.range(0))), naive_parse_struct);
+}
+
+// A service's loop over uploads of mixed sizes: each iteration validates the
+// next header of a cycle of struct headers (250, 4000, 500, 2000 and 1000
+// fields) and the typical one, the pattern under which freeing a large
+// result hands memory back to the kernel and the next large one faults it in
+// again. Bytes and time are per header.
+void BM_npyguard_interleaved(benchmark::State& state) {
+  const std::vector<const npy_file*> cycle = {&struct_file(250),  &typical_file(), &struct_file(4000),
+                                              &struct_file(500),  &typical_file(), &struct_file(2000),
+                                              &struct_file(1000), &typical_file()};
+  std::int64_t bytes = 0;
+  for (const npy_file* file : cycle) {
+    if (!check_npyguard(state, *file, npyguard::options{})) return;
+  }
+  const heap_meter meter;
+  std::size_t next = 0;
+  for (auto _ : state) {
+    const npy_file& file = *cycle[next];
+    next = next + 1 == cycle.size() ? 0 : next + 1;
+    npyguard::result r = npyguard::validate_buffer(file.bytes.data(), file.bytes.size());
+    benchmark::DoNotOptimize(r);
+    bytes += static_cast<std::int64_t>(file.header_bytes);
+  }
+  state.SetBytesProcessed(bytes);
+  meter.report(state);
 }
 
 // Many fields of one name length; the header limit is raised to fit.
@@ -424,6 +502,7 @@ BENCHMARK(BM_npyguard_typical);
 BENCHMARK(BM_reference_naive_typical);
 BENCHMARK(BM_npyguard_struct)->Arg(250)->Arg(500)->Arg(1000)->Arg(2000)->Arg(4000);
 BENCHMARK(BM_reference_naive_struct)->Arg(250)->Arg(500)->Arg(1000)->Arg(2000)->Arg(4000);
+BENCHMARK(BM_npyguard_interleaved);
 
 // BM_npyguard_names/<kind>/L<len>/<size>: registered by hand for readable
 // names; crafted rows sit next to the random row of the same name length.
