@@ -18,6 +18,7 @@ os.PathLike are paths (for check_npz, load_npz, check_ra, load_ra too).
 """
 
 import functools
+import operator
 import os
 
 import numpy as np
@@ -45,9 +46,13 @@ _U64 = (1 << 64) - 1
 def _count(name, value, maximum, none_means=None):
     if value is None and none_means is not None:
         return none_means
-    if isinstance(value, bool) or not isinstance(value, int):
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)  # int, numpy integers
+    except TypeError:
         raise TypeError(f"{name} must be an int{' or None' if none_means is not None else ''}, "
-                        f"not {type(value).__name__}")
+                        f"not {type(value).__name__}") from None
     if not 0 <= value <= maximum:
         raise ValueError(f"{name} must be between 0 and {maximum}, not {value}")
     return value
@@ -59,8 +64,31 @@ def _flag(name, value):
     return value
 
 
+def _numpy_max_dims():
+    """The most dimensions an array of the installed numpy may have (32 before numpy 2)."""
+    try:
+        np.empty((1,) * 64, dtype=np.uint8)
+        return 64
+    except ValueError:
+        return 32
+
+
+#: load* never accept more dimensions than numpy can build an array of: the
+#: shape is then too_many_dimensions at the dimension past it, as for .npz members.
+_NUMPY_MAX_DIMS = _numpy_max_dims()
+
+
+def _options(*args, **kwargs):
+    try:
+        return _cached_options(*args, **kwargs)
+    except TypeError as e:
+        if "unhashable" not in str(e):
+            raise
+    return _cached_options.__wrapped__(*args, **kwargs)  # an unhashable value: checked, and refused, uncached
+
+
 @functools.lru_cache(maxsize=64, typed=True)
-def _options(max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
+def _cached_options(max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
              allow_object=False, canonical=False, verify=False, max_members=65535, max_total_bytes=1 << 32,
              max_ratio=1032, allow_type5=True, reject_metadata=False):
     """The native options for these limits, checked once per combination."""
@@ -82,6 +110,22 @@ def _path(path):
 
 def _is_path(source):
     return isinstance(source, (str, os.PathLike))
+
+
+def _data(data, path_call):
+    """One read-only export of the caller's buffer, used for the check and for the
+    arrays: the checked bytes are the viewed ones, a bytearray cannot be resized
+    (freed) from another thread meanwhile, and no array can be made writable."""
+    if _is_path(data):
+        raise TypeError(f"expected the file's bytes (any contiguous buffer), not a path; use {path_call}() for paths")
+    try:
+        return memoryview(data).toreadonly()
+    except TypeError:
+        raise TypeError(f"a bytes-like object is required, not {type(data).__name__!r}") from None
+
+
+def _load_limit(max_ndim):
+    return min(_count("max_ndim", max_ndim, _U32), _NUMPY_MAX_DIMS)
 
 
 def _view(spec, shape, fortran_order, buffer, offset, nbytes):
@@ -119,7 +163,7 @@ def check(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_
     """
     opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
                     canonical)
-    return Header(_npyguard.npy_check_buffer(data, opts))
+    return Header(_npyguard.npy_check_buffer(_data(data, "check_file"), opts))
 
 
 def check_file(path, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
@@ -137,11 +181,14 @@ def load(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_b
     """The array of a .npy file held in memory, equal to np.load's.
 
     A read-only view of `data` itself (no copy): keep `data` unchanged while the
-    array is used. Object dtypes are refused (object_dtype) even with
+    array is used. max_ndim is capped at the dimensions the installed numpy can
+    build (32 before numpy 2): more is too_many_dimensions, where check() with
+    its default of 64 describes the file. Object dtypes are refused (object_dtype) even with
     allow_object=True: npyguard never unpickles. Limits as for check().
     """
-    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
-                    canonical)
+    opts = _options(max_header_bytes, max_depth, _load_limit(max_ndim), max_data_bytes, allow_trailing_data,
+                    allow_object, canonical)
+    data = _data(data, "load_file")
     model = _npyguard.npy_load_buffer(data, opts)
     return _view(model[10], model[5], model[4], data, model[3], model[7])
 
@@ -154,10 +201,10 @@ def load_file(path, *, mmap=False, max_header_bytes=10_000, max_depth=32, max_nd
     mmap=True maps it (if another process truncates the file while it is mapped,
     touching the lost pages raises SIGBUS, as with np.load(mmap_mode="r")).
     Either way the array is read-only. Regular files only; object dtypes are
-    refused. Limits as for check().
+    refused. Limits as for load().
     """
-    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
-                    canonical)
+    opts = _options(max_header_bytes, max_depth, _load_limit(max_ndim), max_data_bytes, allow_trailing_data,
+                    allow_object, canonical)
     model, holder = _npyguard.npy_load_file(_path(path), opts, _flag("mmap", mmap))
     return _view(model[10], model[5], model[4], holder, 0, model[7])
 
@@ -185,7 +232,7 @@ def check_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 3
                     canonical, verify, max_members, max_total_bytes, max_ratio)
     if _is_path(source):
         return Archive(_npyguard.npz_check_file(_path(source), opts))
-    return Archive(_npyguard.npz_check_buffer(source, opts))
+    return Archive(_npyguard.npz_check_buffer(_data(source, "check_npz"), opts))
 
 
 def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32, max_ratio=1032,
@@ -206,6 +253,7 @@ def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32
     if _is_path(source):
         model, holders = _npyguard.npz_load_file(_path(source), opts)
     else:
+        source = _data(source, "load_npz")
         model, holders = _npyguard.npz_load_buffer(source, opts)
     arrays = {}
     for member, holder in zip(model[4], holders):
@@ -235,7 +283,7 @@ def check_ra(source, *, max_ndim=64, max_data_bytes=None, allow_type5=True, reje
                     reject_metadata=reject_metadata)
     if _is_path(source):
         return RaHeader(_npyguard.ra_check_file(_path(source), opts))
-    return RaHeader(_npyguard.ra_check_buffer(source, opts))
+    return RaHeader(_npyguard.ra_check_buffer(_data(source, "check_ra"), opts))
 
 
 def _ra_dtype_spec(model):
@@ -258,5 +306,6 @@ def load_ra(source, *, mmap=False, max_ndim=64, max_data_bytes=None, allow_type5
     if _is_path(source):
         model, holder = _npyguard.ra_load_file(_path(source), opts, _flag("mmap", mmap))
         return _view(_ra_dtype_spec(model), model[5], True, holder, 0, model[8])
+    source = _data(source, "load_ra")
     model = _npyguard.ra_check_buffer(source, opts)
     return _view(_ra_dtype_spec(model), model[5], True, source, model[7], model[8])

@@ -83,7 +83,7 @@ const char* path_of(const std::string& path) {
   return path.c_str();
 }
 
-// The options the Python half validated, in its order (npyguard/_options.py).
+// The options the Python half validated (npyguard/__init__.py, _cached_options).
 struct native_options {
   npyguard::options opts;
 };

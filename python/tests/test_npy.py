@@ -204,3 +204,30 @@ def test_header_model():
     assert header == npyguard.check(data) and hash(header) == hash(npyguard.check(data))
     assert "descr=\"[('a', '<i4'), ('b', '|S3')]\"" in repr(header)
     assert npyguard.check(saved(np.zeros(1, dtype=[("\u00e9\u4e2d", "<f4")]))).version == (3, 0)
+
+
+def test_load_refuses_more_dimensions_than_numpy_builds():
+    shape = "(" + "1, " * 33 + ")"
+    data = npy_bytes("{'descr': '<i1', 'fortran_order': False, 'shape': " + shape + ", }", b"a")
+    with pytest.raises(ValueError):
+        np.load(io.BytesIO(data))
+    assert len(npyguard.check(data).shape) == 33  # the format's own limit is 64
+    dimension_33 = data.index(b"1, " * 32) + 3 * 32
+    for load in (lambda: npyguard.load(data), lambda: npyguard.load(data, max_ndim=64)):
+        with pytest.raises(npyguard.NpyguardError) as refused:
+            load()
+        assert (refused.value.code, refused.value.offset) == ("too_many_dimensions", dimension_33)
+
+
+def test_one_export_is_checked_and_viewed_and_stays_read_only():
+    mutable = bytearray(saved(np.arange(4, dtype="<i2")))
+    array = npyguard.load(mutable)
+    with pytest.raises(ValueError):
+        array.flags.writeable = True
+    with pytest.raises(TypeError, match="load_file"):
+        npyguard.load("file.npy")
+    with pytest.raises(TypeError, match="bytes-like"):
+        npyguard.check(12)
+    assert npyguard.check(bytes(mutable), max_ndim=np.int64(3)).shape == (4,)
+    with pytest.raises(TypeError):
+        npyguard.check(bytes(mutable), max_ndim=[3])

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -184,7 +185,9 @@ std::optional<error> ask_sink(member_sink& sink, std::size_t index, const member
     return inside(std::move(refused), e);
   }
   void* destination = nullptr;
-  if (!sink.destination(index, m, destination)) {
+  // Where size_t is narrower than the data (32-bit), no caller could hold it.
+  const bool addressable = m.npy.nbytes <= std::numeric_limits<std::size_t>::max();
+  if (!addressable || !sink.destination(index, m, destination)) {
     return fail(error_code::out_of_memory, e.data_start,
                 "no memory for the member's " + to_string(m.npy.nbytes) + " data bytes", e.name);
   }
