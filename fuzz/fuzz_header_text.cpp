@@ -1,10 +1,41 @@
 // The header text alone through text decoding, grammar and validation, in
 // each format version's decoding (latin-1 for 1.0 and 2.0, UTF-8 for 3.0).
 //
+// It also holds the parser's fast path to the grammar it stands in for
+// (npy/parse.hpp): on every text the decoding step passes, the fast path
+// accepts exactly when the grammar does, with the same tree.
+//
 // Input: one byte choosing the version (modulo 5: 1, 2, 3, or 0 and 4, which
 // must be unsupported_version), two configuration bytes
 // (fuzz_common.hpp), then the header text.
 #include "fuzz_common.hpp"
+
+#include <algorithm>
+
+#include "npy/ast_compare.hpp"
+#include "npy/parse.hpp"
+#include "npy/text.hpp"
+
+namespace {
+
+void check_fast_path(const unsigned char* text, std::size_t size, unsigned version, const npyguard::options& opts) {
+  using namespace npyguard::detail;
+  parse_settings settings;
+  settings.utf8 = version == 3;
+  settings.allow_long_suffix = version != 3;
+  settings.max_depth = std::min(opts.limits.max_depth, npyguard::hard_max_depth);
+  settings.base_offset = version == 1 ? 10 : 12;
+  if (check_header_text(text, size, settings.utf8, settings.base_offset, settings.ascii_only)) return;
+  ast fast;
+  ast grammar;
+  const bool fast_accepts = parse_header_text_fast(reinterpret_cast<const char*>(text), size, settings, fast);
+  const bool grammar_accepts =
+      !parse_header_text_grammar(reinterpret_cast<const char*>(text), size, settings, grammar).has_value();
+  NPYGUARD_FUZZ_CHECK(fast_accepts == grammar_accepts);
+  if (fast_accepts) NPYGUARD_FUZZ_CHECK(same_tree(fast, grammar));
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace npyguard;
@@ -19,6 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     NPYGUARD_FUZZ_CHECK(!verdict.ok() && verdict.failure().code == error_code::unsupported_version);
     return 0;
   }
+  check_fast_path(text.get(), in.size(), version, opts);
   const result loose = validate_header_text(text.get(), in.size(), version, fuzz::loosest_options());
   fuzz::check_against_loosest(verdict, loose);
   if (const header* model = verdict.value_if()) {

@@ -18,6 +18,7 @@
 #include "npyguard/npy/descr.hpp"
 #include "npyguard/npy/model.hpp"
 #include "npyguard/npy/validate.hpp"
+#include "npyguard/npy/validator.hpp"
 #include "npyguard/npy/write.hpp"
 #include "npyguard/npz/data.hpp"
 #include "npyguard/npz/validate.hpp"

@@ -2,7 +2,7 @@
 //
 // Thread safety: a result is a plain value. Distinct results may be used
 // from distinct threads freely; one result may be read from several threads
-// at once (every member function is const).
+// at once through its const member functions.
 #ifndef NPYGUARD_RESULT_HPP
 #define NPYGUARD_RESULT_HPP
 
@@ -53,6 +53,9 @@ public:
   // Null when the result holds the other alternative.
   [[nodiscard]] const T* value_if() const noexcept { return std::get_if<0>(&state_); }
   [[nodiscard]] const error* failure_if() const noexcept { return std::get_if<1>(&state_); }
+  // The same, for code that fills or reuses a result in place.
+  [[nodiscard]] T* value_if() noexcept { return std::get_if<0>(&state_); }
+  [[nodiscard]] error* failure_if() noexcept { return std::get_if<1>(&state_); }
 
   // Same verdict: both accepted with equal models, or both rejected with
   // equal errors (code, offset and message).

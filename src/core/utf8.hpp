@@ -9,7 +9,9 @@
 
 namespace npyguard::detail {
 
-inline void append_utf8(std::string& out, std::uint32_t code_point) {
+// `out`: anything with push_back(char), such as a std::string.
+template <typename Out>
+void append_utf8(Out& out, std::uint32_t code_point) {
   if (code_point < 0x80) {
     out.push_back(static_cast<char>(code_point));
   } else if (code_point < 0x800) {

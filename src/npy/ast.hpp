@@ -5,8 +5,11 @@
 #ifndef NPYGUARD_SRC_AST_HPP
 #define NPYGUARD_SRC_AST_HPP
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <string>
+#include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -40,12 +43,50 @@ struct node {
   node() noexcept : children{no_node, 0} {}
 };
 
+// The decoded strings, end to end: a buffer that grows like a vector but
+// never initialises what it has not written, and appends inline.
+class string_arena {
+public:
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  [[nodiscard]] std::string_view view(std::size_t begin, std::size_t size) const noexcept {
+    return {data_.get() + begin, size};
+  }
+  void clear() noexcept { size_ = 0; }
+  void release() noexcept {
+    data_.reset();
+    size_ = 0;
+    capacity_ = 0;
+  }
+  void reserve(std::size_t wanted) {
+    if (wanted <= capacity_) return;
+    std::unique_ptr<char[]> grown(new char[wanted]); // NOLINT(cppcoreguidelines-avoid-c-arrays): uninitialised
+    if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_);
+    data_ = std::move(grown);
+    capacity_ = wanted;
+  }
+  void append(const char* bytes, std::size_t count) {
+    if (capacity_ - size_ < count) reserve(std::max(2 * capacity_, size_ + count));
+    if (count != 0) std::memcpy(data_.get() + size_, bytes, count);
+    size_ += count;
+  }
+  void push_back(char c) {
+    if (size_ == capacity_) reserve(std::max<std::size_t>(2 * capacity_, 64));
+    data_[size_++] = c;
+  }
+
+private:
+  std::unique_ptr<char[]> data_; // NOLINT(cppcoreguidelines-avoid-c-arrays)
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
 struct ast {
   std::vector<node> nodes; // nodes[0] is the header dict
-  std::string strings;     // decoded string values, UTF-8
+  string_arena strings;    // decoded string values, UTF-8
 
   [[nodiscard]] std::string_view text(const node& string_node) const noexcept {
-    return std::string_view(strings).substr(string_node.text.begin, string_node.text.size);
+    return strings.view(string_node.text.begin, string_node.text.size);
   }
   void clear() noexcept {
     nodes.clear();

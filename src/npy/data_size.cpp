@@ -23,22 +23,22 @@ std::optional<size_failure> size_array(header& model, const options& opts) {
   return std::nullopt;
 }
 
-result check_data_size(result checked, std::uint64_t input_size, const options& opts, bool read_all) {
-  const header* model = checked.value_if();
-  if (model == nullptr || model->data_is_pickle) return checked;
-  const std::uint64_t expected = model->data_offset + model->nbytes; // checked by size_array
+std::optional<error> check_data_size(const header& model, std::uint64_t input_size, const options& opts,
+                                     bool read_all) {
+  if (model.data_is_pickle) return std::nullopt;
+  const std::uint64_t expected = model.data_offset + model.nbytes; // checked by size_array
   if (input_size < expected) {
     return error{error_code::truncated_data, input_size,
-                 "the header implies " + std::to_string(model->nbytes) + " data bytes (input of " +
+                 "the header implies " + std::to_string(model.nbytes) + " data bytes (input of " +
                      std::to_string(expected) + " bytes), but the input has " + std::to_string(input_size) + " bytes"};
   }
   if (input_size > expected && !opts.allow_trailing_data) {
     return error{error_code::trailing_data, expected,
                  (read_all ? std::to_string(input_size - expected) + " bytes follow the "
                            : std::string("the stream goes on after the ")) +
-                     std::to_string(model->nbytes) + " bytes of array data (set allow_trailing_data to accept them)"};
+                     std::to_string(model.nbytes) + " bytes of array data (set allow_trailing_data to accept them)"};
   }
-  return checked;
+  return std::nullopt;
 }
 
 } // namespace npyguard::detail

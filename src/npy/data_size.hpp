@@ -12,7 +12,6 @@
 #include "npyguard/error.hpp"
 #include "npyguard/npy/model.hpp"
 #include "npyguard/options.hpp"
-#include "npyguard/result.hpp"
 
 namespace npyguard::detail {
 
@@ -28,12 +27,12 @@ struct size_failure {
 // count and nbytes, or says why they cannot exist. May throw std::bad_alloc.
 [[nodiscard]] std::optional<size_failure> size_array(header& model, const options& opts);
 
-// Section 5 on `checked`: the input must hold exactly data_offset + nbytes
+// Section 5 on `model`: the input must hold exactly data_offset + nbytes
 // bytes (more only with allow_trailing_data). `read_all` false: a stream
 // stopped reading, so `input_size` is a lower bound (trailing_data's message
 // then cannot count the rest). May throw std::bad_alloc.
-[[nodiscard]] result check_data_size(result checked, std::uint64_t input_size, const options& opts,
-                                     bool read_all = true);
+[[nodiscard]] std::optional<error> check_data_size(const header& model, std::uint64_t input_size, const options& opts,
+                                                   bool read_all = true);
 
 } // namespace npyguard::detail
 

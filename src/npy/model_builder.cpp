@@ -10,6 +10,7 @@
 #include "core/python_repr.hpp"
 #include "npy/data_size.hpp"
 #include "npy/type_string.hpp"
+#include "npy/workspace.hpp"
 
 namespace npyguard::detail {
 namespace {
@@ -18,48 +19,84 @@ namespace {
 // (numpy 1.24 refuses 33 with "invalid shape in fixed-type tuple").
 constexpr std::size_t max_subarray_ndim = 32;
 
-// Names and titles of one struct share a namespace. They are collected in
-// document order and checked at once, when the struct has been read or its
-// reading stopped at an error (every name collected lies before that error).
+// Names and titles of one struct share a namespace. Each is looked up as it
+// is added, in document order, so the first repeat found is the first in
+// document order (and lies before any later error of the struct).
 //
-// Worst case O(n log n) whatever the names (SPEC.md section 2): entries are
-// sorted by a keyed hash (SipHash-1-3 with a per-process random key, so
-// nobody can choose names that collide) and their document order, which
-// compares integers only, never strings; names are then compared once
-// each, within runs of equal hashes. Only a run of different names under
-// one hash (a real collision) is sorted by comparing strings.
+// Worst case O(n log n) whatever the names (SPEC.md section 2): the table is
+// keyed by SipHash-1-3 with a per-process random key, so nobody can choose
+// names that collide, and it gives up after 4n + 64 probes in all (n names
+// expected); the entries, kept in document order, are then sorted by hash
+// and order (comparing integers only), names compared once each within runs
+// of equal hashes, and only a run of different names under one hash (a real
+// collision) is sorted by comparing strings.
 class name_index {
 public:
-  // 16 bytes: a struct of 4,000 fields stays below malloc's mmap threshold.
-  struct entry {
-    std::uint64_t hash;
-    std::uint32_t node;            // the name's string node
-    std::uint32_t order_and_title; // document order << 1 | is a title
-    [[nodiscard]] std::uint32_t order() const noexcept { return order_and_title >> 1; }
-    [[nodiscard]] bool is_title() const noexcept { return (order_and_title & 1u) != 0; }
-  };
+  using entry = name_entry;
 
-  explicit name_index(const ast& tree) : tree_(tree) {}
+  // `expected`: the fields of the struct (each brings a name and maybe a
+  // title). The entries and the table of this struct go after those of the
+  // structs it is nested in, and are dropped again when it has been read.
+  name_index(const ast& tree, workspace& space, std::size_t expected)
+      : tree_(tree),
+        entries_(space.names),
+        slots_(space.name_slots),
+        base_(entries_.size()),
+        slot_base_(slots_.size()),
+        budget_(4 * expected + 64) {
+    std::size_t size = 8;
+    while (size < 4 * expected) size <<= 1; // load at most 1/2, titles included
+    mask_ = size - 1;
+    slots_.resize(slot_base_ + size, 0);
+    if (entries_.capacity() - base_ < 2 * expected) entries_.reserve(base_ + 2 * expected);
+  }
+  ~name_index() {
+    entries_.resize(base_);
+    slots_.resize(slot_base_);
+  }
+  name_index(const name_index&) = delete;
+  name_index& operator=(const name_index&) = delete;
+  name_index(name_index&&) = delete;
+  name_index& operator=(name_index&&) = delete;
 
-  void reserve(std::size_t count) { entries_.reserve(count); }
-
-  void add(const node& name, bool is_title) {
-    const auto order = static_cast<std::uint32_t>(entries_.size());
-    entries_.push_back({keyed_hash(tree_.text(name)), static_cast<std::uint32_t>(&name - tree_.nodes.data()),
-                        order << 1 | (is_title ? 1u : 0u)});
+  // Adds a name or title; returns its entry when an earlier one of this
+  // struct has the same text (valid until the next add), else nullptr.
+  const entry* add(const node& name, bool is_title) {
+    const std::string_view text = tree_.text(name);
+    const std::uint64_t hash = keyed_hash(text);
+    const auto order = static_cast<std::uint32_t>(entries_.size() - base_);
+    entries_.push_back(
+        {hash, static_cast<std::uint32_t>(&name - tree_.nodes.data()), order << 1 | (is_title ? 1u : 0u)});
+    if (degraded_) return nullptr;
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      std::uint32_t& slot = slots_[slot_base_ + i];
+      if (slot == 0) {
+        slot = order + 1;
+        return nullptr;
+      }
+      const entry& other = entries_[base_ + slot - 1];
+      if (other.hash == hash && this->name(other) == text) return &entries_.back();
+      if (--budget_ == 0) {
+        degraded_ = true; // first_repeat sorts
+        return nullptr;
+      }
+    }
   }
 
   [[nodiscard]] std::string_view name(const entry& e) const noexcept { return tree_.text(tree_.nodes[e.node]); }
   [[nodiscard]] const node& where(const entry& e) const noexcept { return tree_.nodes[e.node]; }
 
-  // The first entry, in document order, whose name an earlier entry already
-  // has; nullptr when all are distinct.
+  // After the last add: the first entry, in document order, whose name an
+  // earlier entry already has, if the table gave up before finding it;
+  // nullptr otherwise (add has returned any repeat).
   const entry* first_repeat() {
-    std::sort(entries_.begin(), entries_.end(), [](const entry& a, const entry& b) {
+    if (!degraded_) return nullptr;
+    const auto begin = entries_.begin() + static_cast<std::ptrdiff_t>(base_);
+    std::sort(begin, entries_.end(), [](const entry& a, const entry& b) {
       return a.hash != b.hash ? a.hash < b.hash : a.order_and_title < b.order_and_title;
     });
     const entry* first = nullptr;
-    for (auto run = entries_.begin(); run != entries_.end();) {
+    for (auto run = begin; run != entries_.end();) {
       auto run_end = run + 1;
       while (run_end != entries_.end() && run_end->hash == run->hash) ++run_end;
       if (run_end - run > 1) {
@@ -95,13 +132,19 @@ private:
   }
 
   const ast& tree_;
-  std::vector<entry> entries_;
+  std::vector<entry>& entries_;
+  std::vector<std::uint32_t>& slots_; // 1 + the entry's order; 0: empty
+  std::size_t base_;
+  std::size_t slot_base_;
+  std::size_t mask_ = 0;
+  std::size_t budget_; // probes left before the table gives up
+  bool degraded_ = false;
 };
 
 class model_builder {
 public:
-  model_builder(const ast& tree, std::uint64_t base_offset, const options& opts)
-      : tree_(tree), base_(base_offset), opts_(opts) {}
+  model_builder(const ast& tree, std::uint64_t base_offset, const options& opts, workspace& space)
+      : tree_(tree), base_(base_offset), opts_(opts), space_(space) {}
 
   std::optional<error> build(header& out) {
     const node& dict = tree_.nodes[0];
@@ -208,6 +251,7 @@ private:
   }
 
   bool read_type_string(const node& value, dtype& out) {
+    shelve(out.fields, 0);
     type_string_failure why;
     if (!parse_type_string(tree_.text(value), out, why)) return reject(why.code, value, std::move(why.message));
     if (out.kind == dtype_kind::object) {
@@ -230,7 +274,7 @@ private:
   }
 
   bool read_struct(const node& list, dtype& out) {
-    out = dtype{};
+    reset_scalars(out);
     out.kind = dtype_kind::structured;
     out.order = byte_order::not_applicable;
     // Reserve for the items shaped like fields (2- or 3-tuples); a hostile
@@ -241,20 +285,24 @@ private:
       field_like += item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3;
     }
     out.fields.reserve(field_like);
-    name_index names(tree_);
-    names.reserve(field_like);
-    const bool read = read_fields(list, out, names);
-    if (const name_index::entry* repeat = names.first_repeat()) {
-      return reject(error_code::duplicate_field_name, names.where(*repeat),
-                    std::string(repeat->is_title() ? "title " : "name ") +
-                        python_repr_for_message(names.name(*repeat)) + " already used as a name or title");
-    }
+    name_index names(tree_, space_, field_like);
+    std::size_t used = 0;
+    const bool read = read_fields(list, out, names, used);
+    shelve(out.fields, used);
+    if (const name_index::entry* repeat = names.first_repeat()) return repeated(names, *repeat);
     return read;
   }
 
-  // The fields of a struct, in order; names and titles go to `names`, which
-  // read_struct checks for repeats afterwards.
-  bool read_fields(const node& list, dtype& out, name_index& names) {
+  bool repeated(const name_index& names, const name_index::entry& repeat) {
+    return reject(error_code::duplicate_field_name, names.where(repeat),
+                  std::string(repeat.is_title() ? "title " : "name ") + python_repr_for_message(names.name(repeat)) +
+                      " already used as a name or title");
+  }
+
+  // The fields of a struct, in order, into out.fields[0, used): the fields
+  // already there (a reused model's) are overwritten in place. Names and
+  // titles go to `names` as they are read.
+  bool read_fields(const node& list, dtype& out, name_index& names, std::size_t& used) {
     std::uint64_t offset = 0;
     for (std::uint32_t f = list.children.first; f != no_node;) {
       const node& item = tree_.nodes[f];
@@ -274,7 +322,7 @@ private:
         return reject(error_code::bad_descr, name_node, "a field name is a string or a (title, name) tuple of strings");
       }
 
-      field& member = out.fields.emplace_back(); // filled in place; dropped again for padding
+      field& member = field_at(out.fields, used); // filled in place; left for the next field if padding
       if (!read_field_type(type_node, member.type)) return false;
       if (item.children.count == 3) {
         const node& shape_node = tree_.nodes[type_node.next];
@@ -291,7 +339,6 @@ private:
       const bool plain_void = member.type.kind == dtype_kind::raw_void && member.subarray_shape.empty();
       if (name.empty() && title_node == nullptr && plain_void) { // padding
         offset += member.itemsize;                               // both <= 2^31-1: cannot wrap
-        out.fields.pop_back();
         if (offset > max_itemsize) return reject(error_code::itemsize_overflow, item, "struct itemsize above 2^31-1");
         continue;
       }
@@ -302,8 +349,11 @@ private:
       if (title_node != nullptr && tree_.text(*title_node).empty()) {
         return reject(error_code::empty_field_name, *title_node, "a field title must not be empty");
       }
-      if (title_node != nullptr) names.add(*title_node, true);
-      names.add(*plain_name_node, false);
+      if (title_node != nullptr) {
+        if (const name_index::entry* repeat = names.add(*title_node, true)) return repeated(names, *repeat);
+      }
+      if (const name_index::entry* repeat = names.add(*plain_name_node, false)) return repeated(names, *repeat);
+      ++used;
       member.name.assign(name.data(), name.size());
       if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));
       member.offset = offset;
@@ -366,24 +416,66 @@ private:
     return true;
   }
 
+  // fields[index], emptied for a new field: the one a reused model left
+  // there, else a spare one (its buffers' capacity kept), else a new one.
+  field& field_at(std::vector<field>& fields, std::size_t index) {
+    if (index == fields.size()) {
+      std::vector<field>& spare = space_.spare_fields;
+      if (spare.empty()) {
+        if (space_.track_fields) {
+          // Room for every field this workspace's models own to be shelved
+          // at once: shelving then never allocates.
+          ++space_.fields_made;
+          if (spare.capacity() < space_.fields_made) spare.reserve(2 * space_.fields_made);
+        }
+        return fields.emplace_back();
+      }
+      fields.push_back(std::move(spare.back()));
+      spare.pop_back();
+    }
+    field& member = fields[index];
+    if (member.name.capacity() > spare_name_capacity) std::string().swap(member.name);
+    member.name.clear();
+    member.title.reset();
+    member.offset = 0;
+    member.subarray_shape.clear();
+    member.itemsize = 0;
+    reset_scalars(member.type);
+    return member;
+  }
+
+  // fields[keep, end) go to the spares, with the fields nested in them, last
+  // first: taken back from the end, each returns to the place it left.
+  void shelve(std::vector<field>& fields, std::size_t keep) {
+    if (fields.size() <= keep) return;
+    std::vector<field>& spare = space_.spare_fields;
+    for (std::size_t i = fields.size(); i-- > keep;) spare.push_back(std::move(fields[i]));
+    fields.resize(keep);
+  }
+
   const ast& tree_;
   std::uint64_t base_;
   const options& opts_;
+  workspace& space_;
   bool has_object_ = false;
   std::optional<error> failure_;
 };
 
 } // namespace
 
-result build_model(const ast& tree, const preamble& framing, const options& opts) {
-  header model;
+std::optional<error> build_model(const ast& tree, const preamble& framing, const options& opts, workspace& space,
+                                 header& model) {
   model.major_version = framing.major_version;
   model.minor_version = framing.minor_version;
   model.header_length = framing.header_length;
   model.data_offset = framing.data_offset();
   model.data_alignment = model.data_offset & (~model.data_offset + 1);
-  if (auto failure = model_builder(tree, framing.header_offset, opts).build(model)) return *failure;
-  return model;
+  model.fortran_order = false;
+  model.shape.clear();
+  model.count = 0;
+  model.nbytes = 0;
+  model.data_is_pickle = false;
+  return model_builder(tree, framing.header_offset, opts, space).build(model);
 }
 
 } // namespace npyguard::detail

@@ -9,16 +9,19 @@
 
 #include "npy/ast.hpp"
 #include "npy/framing.hpp"
+#include "npy/workspace.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/npy/model.hpp"
 #include "npyguard/options.hpp"
-#include "npyguard/result.hpp"
 
 namespace npyguard::detail {
 
-// The model of the header whose text `framing` frames, parsed into `tree`,
-// or the first error in document order. May throw std::bad_alloc.
-[[nodiscard]] result build_model(const ast& tree, const preamble& framing, const options& opts);
+// Fills `model` (new, or an earlier model to overwrite) with the header whose
+// text `framing` frames, parsed into `tree`; or returns the first error in
+// document order (`model` then holds a partial model). Names are indexed
+// and fields reused through `space`. May throw std::bad_alloc.
+[[nodiscard]] std::optional<error> build_model(const ast& tree, const preamble& framing, const options& opts,
+                                               workspace& space, header& model);
 
 } // namespace npyguard::detail
 

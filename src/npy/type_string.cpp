@@ -77,7 +77,7 @@ bool parse_datetime_unit(std::string_view text, std::size_t at, dtype& out, type
 } // namespace
 
 bool parse_type_string(std::string_view text, dtype& out, type_string_failure& failure) {
-  out = dtype{};
+  reset_dtype(out);
   if (text.size() < 2)
     return fail(failure, error_code::bad_descr, text, "expected byte order, kind and size, as in '<f8'");
   const char order = text[0];

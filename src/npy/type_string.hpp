@@ -15,6 +15,22 @@ struct type_string_failure {
   std::string message;
 };
 
+// The dtype's scalars to their defaults; its fields stay (for reuse).
+inline void reset_scalars(dtype& type) noexcept {
+  type.kind = dtype_kind::raw_void;
+  type.order = byte_order::not_applicable;
+  type.itemsize = 0;
+  type.datetime_unit = time_unit::generic;
+  type.datetime_multiplier = 1;
+}
+
+// `type` as a default dtype; its field vector, emptied, keeps its capacity
+// for reuse (npy/workspace.hpp).
+inline void reset_dtype(dtype& type) noexcept {
+  reset_scalars(type);
+  type.fields.clear();
+}
+
 // Parses a decoded type string into `out` (a non-structured dtype). On
 // failure returns false and fills `failure`. Object dtypes parse; refusing
 // them is the caller's decision.

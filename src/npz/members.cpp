@@ -10,6 +10,7 @@
 
 #include "npy/framing.hpp"
 #include "npy/pipeline.hpp"
+#include "npy/workspace.hpp"
 #include "npz/failure.hpp"
 #include "npz/inflater.hpp"
 #include "npz/records.hpp"
@@ -110,31 +111,37 @@ error inside(error failure, const entry& e) {
   return failure;
 }
 
-result validate_stored(archive_reader& reader, const entry& e, const options& opts, std::optional<error>& failure) {
+// A stored member's header into `model`, read in place or by range.
+std::optional<error> validate_stored(archive_reader& reader, const entry& e, const options& opts,
+                                     npyguard::detail::workspace& space, header& model, std::optional<error>& failure) {
   if (reader.in_memory()) {
     const unsigned char* bytes = nullptr;
-    if ((failure = reader.view(e.data_start, 0, bytes))) return *failure;
-    return npyguard::detail::validate_contiguous(bytes, static_cast<std::size_t>(e.uncompressed.value), opts);
+    if ((failure = reader.view(e.data_start, 0, bytes))) return failure;
+    return npyguard::detail::validate_contiguous(space, bytes, static_cast<std::size_t>(e.uncompressed.value), opts,
+                                                 model);
   }
   stored_source source(reader, e);
-  result checked = npyguard::detail::validate_random_access(source, opts);
+  std::optional<error> checked = npyguard::detail::validate_random_access(space, source, opts, model);
   failure = source.failure;
   return checked;
 }
 
-result validate_deflated(inflater& stream, const entry& e, const options& opts, std::optional<error>& failure) {
+// A deflated member's header into `model`: the preamble, the header and
+// one byte more are inflated.
+std::optional<error> validate_deflated(inflater& stream, const entry& e, const options& opts,
+                                       npyguard::detail::workspace& space, header& model,
+                                       std::optional<error>& failure) {
   deflate_prefix prefix(stream, e);
-  if ((failure = prefix.fill(npyguard::detail::max_preamble_size))) return *failure;
+  if ((failure = prefix.fill(npyguard::detail::max_preamble_size))) return failure;
   unsigned char preamble_bytes[npyguard::detail::max_preamble_size];
   const auto held = static_cast<std::size_t>(prefix.read_at(0, preamble_bytes, sizeof preamble_bytes));
   npyguard::detail::preamble framing;
-  if (auto bad = npyguard::detail::read_preamble(preamble_bytes, held, opts, framing)) return *bad;
-  if ((failure = prefix.fill(framing.data_offset()))) return *failure;
-  result checked = npyguard::detail::validate_random_access(prefix, opts);
-  if (!checked.ok()) return checked;
+  if (auto bad = npyguard::detail::read_preamble(preamble_bytes, held, opts, framing)) return bad;
+  if ((failure = prefix.fill(framing.data_offset()))) return failure;
+  if (auto bad = npyguard::detail::validate_random_access(space, prefix, opts, model)) return bad;
   // One byte past the header: a stream that stops right after it is seen.
-  if ((failure = prefix.fill(checked.value().data_offset + 1))) return *failure;
-  return checked;
+  if ((failure = prefix.fill(model.data_offset + 1))) return failure;
+  return std::nullopt;
 }
 
 // numpy 1.24 builds arrays of at most 32 dimensions (NPY_MAXDIMS): np.load of
@@ -204,18 +211,20 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
   bool capped = false;
   const options opts = member_options(archive_opts, capped);
   out.reserve(entries.size());
-  std::optional<inflater> stream; // made for the first deflate member, reused for the others
+  std::optional<inflater> stream;          // made for the first deflate member, reused for the others
+  npyguard::detail::workspace_lease lease; // one workspace for every member's header
   for (const entry& e : entries) {
     std::optional<error> archive_failure; // the archive's own (reads, inflation)
     if (e.method != method_stored && !stream) stream.emplace(reader);
-    result checked = e.method == method_stored ? validate_stored(reader, e, opts, archive_failure)
-                                               : validate_deflated(*stream, e, opts, archive_failure);
+    member m;
+    std::optional<error> rejected = e.method == method_stored
+                                        ? validate_stored(reader, e, opts, lease.get(), m.npy, archive_failure)
+                                        : validate_deflated(*stream, e, opts, lease.get(), m.npy, archive_failure);
     if (archive_failure) {
       if (!archive_failure->member) archive_failure->member = e.name;
       return archive_failure;
     }
-    if (!checked.ok()) return inside(capped ? explain_cap(checked.failure()) : checked.failure(), e);
-    member m;
+    if (rejected) return inside(capped ? explain_cap(std::move(*rejected)) : std::move(*rejected), e);
     m.name = e.name;
     m.key = e.key;
     m.method = e.method == method_stored ? compression::stored : compression::deflate;
@@ -224,7 +233,6 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
     m.uncompressed_size = e.uncompressed.value;
     m.local_header_offset = e.local_offset.value;
     m.data_start = e.data_start;
-    m.npy = checked.value();
     out.push_back(std::move(m));
   }
   return std::nullopt;

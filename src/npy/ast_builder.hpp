@@ -1,0 +1,225 @@
+// Building the AST (npy/ast.hpp) from header text, shared by the two
+// parsers of npy/parse.hpp: the grammar's actions and the fast path call the
+// same functions in the same order, so an accepted header has one tree
+// whichever parser read it (fuzz_header_text holds them to that).
+//
+// Nothing here throws but std::bad_alloc: a value the tree cannot hold (an
+// integer above 2^63-1, an escape naming no character, nesting past
+// max_depth) is returned as a build_failure for the caller to raise or give
+// up on.
+#ifndef NPYGUARD_SRC_NPY_AST_BUILDER_HPP
+#define NPYGUARD_SRC_NPY_AST_BUILDER_HPP
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "npyguard/error.hpp"
+#include "npyguard/options.hpp"
+
+#include "core/checked_math.hpp"
+#include "core/utf8.hpp"
+#include "npy/ast.hpp"
+
+namespace npyguard::detail {
+
+struct parse_settings {
+  bool utf8 = false;              // version 3.0: strings are UTF-8, else latin-1
+  bool ascii_only = false;        // no byte >= 0x80: strings need no transcoding
+  bool allow_long_suffix = true;  // versions 1.0 and 2.0: Python 2 '10L'
+  std::uint32_t max_depth = 32;   // nesting of lists and tuples
+  std::uint64_t base_offset = 10; // file offset of the first header byte
+};
+
+// Why a value cannot enter the tree, and where (a position in the text).
+struct build_failure {
+  error_code code = error_code::syntax_error;
+  std::size_t position = 0;
+  const char* message = "";
+};
+
+class ast_builder {
+public:
+  // Clears `tree` (keeping its capacity) for a text of `size` bytes.
+  ast_builder(const char* text, std::size_t size, const parse_settings& settings, ast& tree)
+      : text_(text), settings_(settings), tree_(tree), max_nodes_(size / 2 + 2) {
+    tree.clear();
+    // Every node takes at least 2 bytes (a leaf and the separator or
+    // bracket after it; a container its two brackets), so n bytes hold at
+    // most (n + 1) / 2 nodes: 12 bytes of AST per header byte. Real headers
+    // are far sparser (a field "('name', '<f8'), " is 3 nodes in 17 bytes),
+    // so start at 1 node per 6 bytes and double up to the worst case. A
+    // reused tree keeps the capacity of the largest header it held.
+    if (tree.nodes.capacity() < std::min(max_nodes_, size / 6 + 16)) {
+      tree.nodes.reserve(std::min(max_nodes_, size / 6 + 16));
+    }
+    // Decoded strings are at most twice the text (latin-1 to UTF-8).
+    tree.strings.reserve(2 * size + 16);
+  }
+
+  [[nodiscard]] const parse_settings& settings() const noexcept { return settings_; }
+  [[nodiscard]] std::size_t position_of(const char* p) const noexcept { return static_cast<std::size_t>(p - text_); }
+
+  // A dict, list or tuple opens at `at`. The dict is the root and does not
+  // count towards max_depth; lists and tuples do.
+  [[nodiscard]] bool open(node_kind kind, const char* at, build_failure& why) {
+    if (kind != node_kind::dict && open_count_ > settings_.max_depth) {
+      why = {error_code::depth_exceeded, position_of(at), "lists and tuples nested deeper than limits.max_depth"};
+      return false;
+    }
+    add(kind, at);
+    open_[open_count_++] = {static_cast<std::uint32_t>(tree_.nodes.size() - 1), no_node};
+    return true;
+  }
+
+  void close() noexcept { --open_count_; }
+
+  // A string token [begin, end), quotes included, whose escapes have the
+  // grammar's form: decoded into the arena.
+  [[nodiscard]] bool add_string(const char* begin, const char* end, build_failure& why) {
+    const std::uint32_t index = add(node_kind::string, begin);
+    const auto arena_begin = tree_.strings.size();
+    const char* const last = end - 1; // the closing quote
+    for (const char* p = begin + 1; p < last;) {
+      // Copy the run up to the next escape (or, in latin-1, the next byte
+      // that needs transcoding) in one append.
+      const char* run_end = p;
+      if (settings_.utf8 || settings_.ascii_only) {
+        run_end = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(last - p)));
+        if (run_end == nullptr) run_end = last;
+      } else {
+        while (run_end < last && *run_end != '\\' && static_cast<unsigned char>(*run_end) < 0x80) ++run_end;
+      }
+      tree_.strings.append(p, static_cast<std::size_t>(run_end - p));
+      p = run_end;
+      if (p == last) break;
+      if (*p != '\\') {
+        append_utf8(tree_.strings, static_cast<unsigned char>(*p)); // latin-1: the byte is the code point
+        ++p;
+        continue;
+      }
+      const char* escape_begin = p;
+      const char code = p[1];
+      p += 2;
+      switch (code) {
+        case 'n': tree_.strings.push_back('\n'); continue;
+        case 'r': tree_.strings.push_back('\r'); continue;
+        case 't': tree_.strings.push_back('\t'); continue;
+        case '\\':
+        case '\'':
+        case '"': tree_.strings.push_back(code); continue;
+        default: break;
+      }
+      const int digits = code == 'x' ? 2 : code == 'u' ? 4 : 8;
+      std::uint32_t code_point = 0;
+      for (int i = 0; i < digits; ++i, ++p) {
+        code_point = code_point * 16u + hex_value(*p);
+      }
+      if (code_point > 0x10FFFF) {
+        why = {error_code::syntax_error, position_of(escape_begin), "escape names a code point above U+10FFFF"};
+        return false;
+      }
+      if (code_point >= 0xD800 && code_point <= 0xDFFF) {
+        why = {error_code::syntax_error, position_of(escape_begin),
+               "escape names a surrogate (U+D800-U+DFFF), which is not a character"};
+        return false;
+      }
+      append_utf8(tree_.strings, code_point);
+    }
+    // Offsets are 32-bit; only a header near 4 GiB of latin-1 text (which
+    // doubles in UTF-8) could exceed them.
+    if (tree_.strings.size() > 0xFFFF'FFFFu) {
+      why = {error_code::header_too_large, position_of(begin), "decoded header strings exceed 4 GiB"};
+      return false;
+    }
+    node& added = tree_.nodes[index];
+    added.text.begin = static_cast<std::uint32_t>(arena_begin);
+    added.text.size = static_cast<std::uint32_t>(tree_.strings.size() - arena_begin);
+    return true;
+  }
+
+  // A string token [begin, end), quotes included, with no escape and, unless
+  // the text is UTF-8, no byte above 0x7F: its bytes are its text. False
+  // (nothing added) when the arena would pass 4 GiB: add_string says why.
+  [[nodiscard]] bool add_plain_string(const char* begin, const char* end) {
+    const auto length = static_cast<std::size_t>(end - begin - 2);
+    if (tree_.strings.size() + length > 0xFFFF'FFFFu) return false;
+    node& added = tree_.nodes[add(node_kind::string, begin)];
+    added.text.begin = static_cast<std::uint32_t>(tree_.strings.size());
+    added.text.size = static_cast<std::uint32_t>(length);
+    tree_.strings.append(begin + 1, length);
+    return true;
+  }
+
+  // An integer token [begin, end): '-'? digits 'L'?, in the grammar's form.
+  [[nodiscard]] bool add_integer(const char* begin, const char* end, build_failure& why) {
+    const char* p = begin;
+    const bool negative = *p == '-';
+    if (negative) ++p;
+    std::uint64_t magnitude = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; ++p) {
+      const auto digit = static_cast<std::uint64_t>(*p - '0');
+      if (magnitude > (max_signed_size - digit) / 10) {
+        why = {error_code::integer_too_large, position_of(begin), "integer above 2^63-1 (9223372036854775807)"};
+        return false;
+      }
+      magnitude = magnitude * 10 + digit;
+    }
+    if (p < end && !settings_.allow_long_suffix) {
+      why = {error_code::syntax_error, position_of(p),
+             "the L suffix (Python 2 long) is allowed in versions 1.0 and 2.0 only"};
+      return false;
+    }
+    node& added = tree_.nodes[add(node_kind::integer, begin)];
+    added.negative = negative;
+    added.number = magnitude;
+    return true;
+  }
+
+  void add_boolean(const char* at, bool truth) { tree_.nodes[add(node_kind::boolean, at)].number = truth ? 1 : 0; }
+
+private:
+  struct open_container {
+    std::uint32_t index;
+    std::uint32_t last_child;
+  };
+
+  // Appends a node linked under the innermost open container; its index.
+  std::uint32_t add(node_kind kind, const char* at) {
+    const auto index = static_cast<std::uint32_t>(tree_.nodes.size());
+    if (tree_.nodes.size() == tree_.nodes.capacity()) { // double, but never past the worst case
+      tree_.nodes.reserve(std::min(std::max<std::size_t>(2 * tree_.nodes.capacity(), 16), max_nodes_));
+    }
+    node& added = tree_.nodes.emplace_back();
+    added.kind = kind;
+    added.offset = static_cast<std::uint32_t>(position_of(at));
+    if (open_count_ != 0) {
+      open_container& parent = open_[open_count_ - 1];
+      node& parent_node = tree_.nodes[parent.index];
+      if (parent.last_child == no_node) {
+        parent_node.children.first = index;
+      } else {
+        tree_.nodes[parent.last_child].next = index;
+      }
+      parent.last_child = index;
+      ++parent_node.children.count;
+    }
+    return index;
+  }
+
+  const char* text_;
+  const parse_settings& settings_;
+  ast& tree_;
+  std::size_t max_nodes_; // the worst case for this header's size
+  // The dict and at most hard_max_depth lists and tuples: no allocation.
+  // Left uninitialised (1.6 KB, written before read): zeroing it would cost
+  // more than parsing a typical header.
+  std::array<open_container, hard_max_depth + 2> open_; // NOLINT(cppcoreguidelines-pro-type-member-init)
+  std::size_t open_count_ = 0;
+};
+
+} // namespace npyguard::detail
+
+#endif
