@@ -6,7 +6,8 @@
 #   fuzz/coverage.sh [--min PERCENT] [--html DIR]
 #
 # Prints llvm-cov's per-file report and a total for the parser and validator
-# (grammar/, src/npy/parse.cpp, src/npy/model_builder.cpp, src/npy/type_string.cpp). With
+# (grammar/, src/npy/parse.cpp, fast_parse.cpp, ast_builder.hpp, model_builder.cpp,
+# type_string.cpp). With
 # --min, exits 1 when that total's line coverage is below PERCENT. With
 # --html, also writes an annotated source view to DIR.
 
@@ -53,7 +54,8 @@ if [ -n "$HTML" ]; then
 fi
 
 # The parser and validator: the line total of llvm-cov's report over them.
-core=(grammar src/npy/parse.cpp src/npy/model_builder.cpp src/npy/type_string.cpp)
+core=(grammar src/npy/parse.cpp src/npy/fast_parse.cpp src/npy/ast_builder.hpp src/npy/model_builder.cpp
+  src/npy/type_string.cpp)
 total="$("$LLVM_COV" report "${report[@]}" "${core[@]}" | awk '$1 == "TOTAL" { print $(NF-3) }')"
 echo "parser and validator (${core[*]}): line coverage $total"
 if [ -n "$MIN" ]; then

@@ -13,8 +13,10 @@
 #include <algorithm>
 
 #include "npy/ast_compare.hpp"
+#include "npy/entry_points.hpp"
 #include "npy/parse.hpp"
 #include "npy/text.hpp"
+#include "npy/workspace.hpp"
 
 namespace {
 
@@ -35,6 +37,19 @@ void check_fast_path(const unsigned char* text, std::size_t size, unsigned versi
   if (fast_accepts) NPYGUARD_FUZZ_CHECK(same_tree(fast, grammar));
 }
 
+// The duplicate-name check's fallback (sorting by keyed hash) against its
+// hash table: the same verdict, the same first repeat.
+void check_sorted_names(const unsigned char* text, std::size_t size, unsigned version, const npyguard::options& opts,
+                        const npyguard::result& verdict) {
+  using namespace npyguard::detail;
+  workspace space;
+  space.sort_names = true;
+  npyguard::header model;
+  const std::optional<npyguard::error> failure = validate_header_text(space, text, size, version, opts, model);
+  const npyguard::result sorted = failure ? npyguard::result(*failure) : npyguard::result(model);
+  NPYGUARD_FUZZ_CHECK(sorted == verdict);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -51,6 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   check_fast_path(text.get(), in.size(), version, opts);
+  check_sorted_names(text.get(), in.size(), version, opts, verdict);
   const result loose = validate_header_text(text.get(), in.size(), version, fuzz::loosest_options());
   fuzz::check_against_loosest(verdict, loose);
   if (const header* model = verdict.value_if()) {

@@ -43,7 +43,8 @@ public:
         slots_(space.name_slots),
         base_(entries_.size()),
         slot_base_(slots_.size()),
-        budget_(4 * expected + 64) {
+        budget_(4 * expected + 64),
+        degraded_(space.sort_names) {
     std::size_t size = 8;
     while (size < 4 * expected) size <<= 1; // load at most 1/2, titles included
     mask_ = size - 1;
@@ -138,7 +139,7 @@ private:
   std::size_t slot_base_;
   std::size_t mask_ = 0;
   std::size_t budget_; // probes left before the table gives up
-  bool degraded_ = false;
+  bool degraded_;
 };
 
 class model_builder {

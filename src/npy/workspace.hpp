@@ -37,6 +37,10 @@ struct workspace {
   // made, and keep spare_fields able to hold them all.
   bool track_fields = false;
   std::size_t fields_made = 0;
+  // The duplicate-name check skips its hash table and sorts from the start
+  // (model_builder.cpp): fuzz_header_text holds the two methods to the
+  // same verdict, and covers the fallback no real input reaches.
+  bool sort_names = false;
 
   // Bytes held by the buffers above (capacities, with the strings the
   // spare fields own).
