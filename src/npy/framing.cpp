@@ -41,12 +41,14 @@ std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size
   return std::nullopt;
 }
 
+error header_cut_short(const preamble& framing, std::uint64_t input_size) {
+  return error{error_code::truncated_header, input_size,
+               "HEADER_LEN claims a header up to byte " + std::to_string(framing.data_offset()) +
+                   ", but the input ends at byte " + std::to_string(input_size)};
+}
+
 std::optional<error> check_header_fits(const preamble& framing, std::uint64_t input_size) {
-  if (framing.data_offset() > input_size) {
-    return error{error_code::truncated_header, input_size,
-                 "HEADER_LEN claims a header up to byte " + std::to_string(framing.data_offset()) +
-                     ", but the input ends at byte " + std::to_string(input_size)};
-  }
+  if (framing.data_offset() > input_size) return header_cut_short(framing, input_size);
   return std::nullopt;
 }
 

@@ -33,6 +33,9 @@ struct preamble {
 [[nodiscard]] std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size, const options& opts,
                                                  preamble& out);
 
+// truncated_header: the input ends at `input_size`, before the header does.
+[[nodiscard]] error header_cut_short(const preamble& framing, std::uint64_t input_size);
+
 // When the total input size is known: the header must fit in it.
 [[nodiscard]] std::optional<error> check_header_fits(const preamble& framing, std::uint64_t input_size);
 

@@ -20,16 +20,6 @@ constexpr std::size_t file_prefix_size = 4096;
 // least this much), so a short input claiming a huge header costs little.
 constexpr std::size_t first_stream_chunk = 4096;
 
-// A read error as the stage's error.
-std::optional<error> read_failure(std::ptrdiff_t failed) { return read_error_from(failed); }
-
-// The input ended at `input_size`, before the header did.
-std::optional<error> header_cut_short(const preamble& framing, std::uint64_t input_size) {
-  std::optional<error> failure = check_header_fits(framing, input_size);
-  if (!failure) failure = error{error_code::truncated_header, input_size, "the input ends inside the header"};
-  return failure;
-}
-
 } // namespace
 
 std::optional<error> validate_text(workspace& space, const preamble& framing, const unsigned char* text,
@@ -69,7 +59,7 @@ std::optional<error> validate_random_access(workspace& space, random_access_sour
   unsigned char prefix[file_prefix_size];
   const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(file_size, sizeof prefix));
   const std::ptrdiff_t got = checked_count(input.read_at(0, prefix, wanted), wanted);
-  if (got < 0) return read_failure(got);
+  if (got < 0) return read_error_from(got);
   const auto available = static_cast<std::size_t>(got);
   preamble framing;
   if (auto failure = read_preamble(prefix, std::min(available, max_preamble_size), opts, framing)) return failure;
@@ -84,7 +74,7 @@ std::optional<error> validate_random_access(workspace& space, random_access_sour
     std::memcpy(buffer.data(), prefix + framing.header_offset, already);
     const std::ptrdiff_t rest = checked_count(
         input.read_at(available, buffer.data() + already, buffer.size() - already), buffer.size() - already);
-    if (rest < 0) return read_failure(rest);
+    if (rest < 0) return read_error_from(rest);
     if (static_cast<std::size_t>(rest) != buffer.size() - already) { // the file shrank under us
       return header_cut_short(framing, available + static_cast<std::uint64_t>(rest));
     }
@@ -97,7 +87,7 @@ std::optional<error> validate_random_access(workspace& space, random_access_sour
 std::optional<error> validate_sequential(workspace& space, byte_source& source, const options& opts, header& model) {
   unsigned char prefix[max_preamble_size];
   const std::ptrdiff_t got = read_full(source, prefix, sizeof prefix);
-  if (got < 0) return read_failure(got);
+  if (got < 0) return read_error_from(got);
   const auto available = static_cast<std::size_t>(got);
   preamble framing;
   if (auto failure = read_preamble(prefix, available, opts, framing)) return failure;
@@ -111,7 +101,7 @@ std::optional<error> validate_sequential(workspace& space, byte_source& source, 
     const std::size_t old_size = text.size();
     text.resize(old_size + chunk);
     const std::ptrdiff_t n = read_full(source, text.data() + old_size, chunk);
-    if (n < 0) return read_failure(n);
+    if (n < 0) return read_error_from(n);
     text.resize(old_size + static_cast<std::size_t>(n));
     if (static_cast<std::size_t>(n) < chunk) {
       return header_cut_short(framing, framing.header_offset + text.size());
@@ -130,7 +120,7 @@ std::optional<error> validate_sequential(workspace& space, byte_source& source, 
   const std::uint64_t enough = opts.allow_trailing_data ? data_end : data_end + 1;
   bool ended = false;
   if (const std::ptrdiff_t failed = count_until(source, total, enough, ended); failed < 0) {
-    return read_failure(failed);
+    return read_error_from(failed);
   }
   return check_data_size(model, total, opts, ended);
 }
