@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "core/keyed_hash.hpp"
 #include "crafted_names.hpp"
 #include "support.hpp"
 
@@ -200,6 +201,25 @@ TEST_CASE("running out of memory is an error, not a crash", "[hostile]") {
     CHECK(checked.failure().code == error_code::out_of_memory);
     CHECK_FALSE(checked.failure().offset.has_value());
   }
+}
+
+TEST_CASE("the duplicate-name table's keyed hash is SipHash-1-3", "[hostile][names]") {
+  // The same function under the all-zero key as CPython's str and bytes
+  // hash (its own siphash13), which PYTHONHASHSEED=0 gives that key:
+  //   PYTHONHASHSEED=0 python3 -c "print(hash(b'f0001') & (2**64 - 1))"
+  // One value per tail length class: 1, 5 and 7 bytes, one whole word, and
+  // three words and a tail.
+  using npyguard::detail::hash_key;
+  using npyguard::detail::keyed_hash;
+  constexpr hash_key zero{0, 0};
+  CHECK(keyed_hash("a", zero) == 4644417185603328019ull);
+  CHECK(keyed_hash("f0001", zero) == 14020180141503068512ull);
+  CHECK(keyed_hash("abcdefg", zero) == 7904145750247929094ull);
+  CHECK(keyed_hash("abcdefgh", zero) == 4574395652268504554ull);
+  CHECK(keyed_hash("the quick brown fox jumps", zero) == 56729954816557122ull);
+  // The process key is drawn once, so a name hashes alike every time.
+  CHECK(keyed_hash("f0001") == keyed_hash(std::string("f0001")));
+  CHECK(&npyguard::detail::process_hash_key() == &npyguard::detail::process_hash_key());
 }
 
 TEST_CASE("field names crafted to collide in the old duplicate-name table", "[hostile][names]") {

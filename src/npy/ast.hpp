@@ -70,12 +70,25 @@ public:
     if (count != 0) std::memcpy(data_.get() + size_, bytes, count);
     size_ += count;
   }
+  // append(bytes, count), where `readable` >= count bytes from `bytes` may
+  // be read: a name of a few bytes is copied as one 16-byte block when both
+  // sides have room, without a call to memcpy.
+  void append_short(const char* bytes, std::size_t count, std::size_t readable) {
+    if (count <= short_copy && readable >= short_copy && capacity_ - size_ >= short_copy) {
+      std::memcpy(data_.get() + size_, bytes, short_copy); // a fixed size: inlined
+      size_ += count;
+      return;
+    }
+    append(bytes, count);
+  }
   void push_back(char c) {
     if (size_ == capacity_) reserve(std::max<std::size_t>(2 * capacity_, 64));
     data_[size_++] = c;
   }
 
 private:
+  static constexpr std::size_t short_copy = 16;
+
   std::unique_ptr<char[]> data_; // NOLINT(cppcoreguidelines-avoid-c-arrays)
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "npyguard/error.hpp"
 #include "npyguard/options.hpp"
@@ -69,12 +70,16 @@ public:
       why = {error_code::depth_exceeded, position_of(at), "lists and tuples nested deeper than limits.max_depth"};
       return false;
     }
-    add(kind, at);
-    open_[open_count_++] = {static_cast<std::uint32_t>(tree_.nodes.size() - 1), no_node};
+    open_[open_count_] = {add(kind, at), no_node, 0};
+    ++open_count_;
     return true;
   }
 
-  void close() noexcept { --open_count_; }
+  // The innermost open container closes: its children are counted.
+  void close() noexcept {
+    const open_container& closing = open_[--open_count_];
+    tree_.nodes[closing.index].children.count = closing.count;
+  }
 
   // A string token [begin, end), quotes included, whose escapes have the
   // grammar's form: decoded into the arena.
@@ -143,13 +148,14 @@ public:
   // A string token [begin, end), quotes included, with no escape and, unless
   // the text is UTF-8, no byte above 0x7F: its bytes are its text. False
   // (nothing added) when the arena would pass 4 GiB: add_string says why.
-  [[nodiscard]] bool add_plain_string(const char* begin, const char* end) {
+  // `text_end`: the end of the header text, which may be read up to.
+  [[nodiscard]] bool add_plain_string(const char* begin, const char* end, const char* text_end) {
     const auto length = static_cast<std::size_t>(end - begin - 2);
     if (tree_.strings.size() + length > 0xFFFF'FFFFu) return false;
     node& added = tree_.nodes[add(node_kind::string, begin)];
     added.text.begin = static_cast<std::uint32_t>(tree_.strings.size());
     added.text.size = static_cast<std::uint32_t>(length);
-    tree_.strings.append(begin + 1, length);
+    tree_.strings.append_short(begin + 1, length, static_cast<std::size_t>(text_end - (begin + 1)));
     return true;
   }
 
@@ -182,32 +188,30 @@ public:
 
 private:
   struct open_container {
-    std::uint32_t index;
-    std::uint32_t last_child;
+    std::uint32_t index;      // the container's node
+    std::uint32_t last_child; // no_node before the first
+    std::uint32_t count;      // children so far, written to the node on close
   };
 
   // Appends a node linked under the innermost open container; its index.
   std::uint32_t add(node_kind kind, const char* at) {
-    const auto index = static_cast<std::uint32_t>(tree_.nodes.size());
-    if (tree_.nodes.size() == tree_.nodes.capacity()) { // double, but never past the worst case
-      tree_.nodes.reserve(std::min(std::max<std::size_t>(2 * tree_.nodes.capacity(), 16), max_nodes_));
-    }
-    node& added = tree_.nodes.emplace_back();
+    std::vector<node>& nodes = tree_.nodes;
+    const auto index = static_cast<std::uint32_t>(nodes.size());
+    if (index == nodes.capacity()) grow();
+    node& added = nodes.emplace_back();
     added.kind = kind;
     added.offset = static_cast<std::uint32_t>(position_of(at));
     if (open_count_ != 0) {
       open_container& parent = open_[open_count_ - 1];
-      node& parent_node = tree_.nodes[parent.index];
-      if (parent.last_child == no_node) {
-        parent_node.children.first = index;
-      } else {
-        tree_.nodes[parent.last_child].next = index;
-      }
+      (parent.last_child == no_node ? nodes[parent.index].children.first : nodes[parent.last_child].next) = index;
       parent.last_child = index;
-      ++parent_node.children.count;
+      ++parent.count;
     }
     return index;
   }
+
+  // Doubles the node capacity, but never past the worst case.
+  void grow() { tree_.nodes.reserve(std::min(std::max<std::size_t>(2 * tree_.nodes.capacity(), 16), max_nodes_)); }
 
   const char* text_;
   const parse_settings& settings_;

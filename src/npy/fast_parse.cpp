@@ -13,10 +13,22 @@
 // reports an error there or later; it never backtracks into an accept.
 #include "npy/parse.hpp"
 
+#include <array>
 #include <cstring>
 
 namespace npyguard::detail {
 namespace {
+
+// The bytes a string's scan stops at: both quotes, the backslash, the
+// three bytes no string may hold (NUL, LF, CR) and every byte above 0x7F
+// (transcoded from latin-1). The rest are copied as they are.
+constexpr std::array<bool, 256> make_string_stop() noexcept {
+  std::array<bool, 256> stop{};
+  for (const char c : {'\'', '"', '\\', '\n', '\r', '\0'}) stop[static_cast<unsigned char>(c)] = true;
+  for (std::size_t c = 0x80; c < 256; ++c) stop[c] = true;
+  return stop;
+}
+constexpr std::array<bool, 256> string_stop = make_string_stop();
 
 class fast_parser {
 public:
@@ -173,11 +185,24 @@ private:
   // sq_string <- "'" sq_char* "'"; dq_string <- '"' dq_char* '"'
   // sq_char, dq_char <- plain / non_ascii / escape: any byte but NUL, LF, CR,
   // the quote and the backslash, or an escape.
+  //
+  // The common string (ASCII, no escape) is read here; at the first byte
+  // that needs more, string_rest takes over.
   bool string() {
+    const char* q = skip_plain(p_ + 1);
+    if (q == end_ || *q != *p_) return string_rest(q);
+    ++q; // the closing quote
+    if (!builder_.add_plain_string(p_, q, end_)) return false;
+    p_ = q;
+    return true;
+  }
+
+  // string() from `q`, a byte in the string that is not plain ASCII.
+  [[gnu::noinline]] bool string_rest(const char* q) {
     const char quote = *p_;
-    const char* q = p_ + 1;
     bool plain = true; // no escape, no byte to transcode
     for (;;) {
+      q = skip_plain(q);
       if (q == end_) return false;
       const char c = *q;
       if (c == quote) break;
@@ -189,12 +214,18 @@ private:
       }
       if (c == '\n' || c == '\r' || c == '\0') return false;
       if (static_cast<unsigned char>(c) >= 0x80 && !utf8_) plain = false;
-      ++q;
+      ++q; // the other quote, or a byte above 0x7F
     }
     ++q; // the closing quote
-    if (plain ? !builder_.add_plain_string(p_, q) : !builder_.add_string(p_, q, why_)) return false;
+    if (plain ? !builder_.add_plain_string(p_, q, end_) : !builder_.add_string(p_, q, why_)) return false;
     p_ = q;
     return true;
+  }
+
+  // The first byte from `q` on that string_stop marks, or end_.
+  [[nodiscard]] const char* skip_plain(const char* q) const noexcept {
+    while (q != end_ && !string_stop[static_cast<unsigned char>(*q)]) ++q;
+    return q;
   }
 
   // escape <- '\\' (escape_simple / 'x' hex{2} / 'u' hex{4} / 'U' hex{8}):

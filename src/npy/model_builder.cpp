@@ -19,14 +19,18 @@ namespace {
 // (numpy 1.24 refuses 33 with "invalid shape in fixed-type tuple").
 constexpr std::size_t max_subarray_ndim = 32;
 
-// Names and titles of one struct share a namespace. Each is looked up as it
-// is added, in document order, so the first repeat found is the first in
-// document order (and lies before any later error of the struct).
+// Names and titles of one struct share a namespace. They are added in
+// document order as the fields are read, each with its keyed hash, and
+// looked up once the struct has been read (or has failed): the first entry
+// whose name an earlier entry has is the first repeat in document order.
+// An error the reading stopped at lies after every entry added, so a repeat
+// found goes first. Hashing as the fields are read and probing afterwards
+// keeps the hash off the path each field waits on.
 //
 // Worst case O(n log n) whatever the names (SPEC.md section 2): the table is
 // keyed by SipHash-1-3 with a per-process random key, so nobody can choose
 // names that collide, and it gives up after 4n + 64 probes in all (n names
-// expected); the entries, kept in document order, are then sorted by hash
+// and titles); the entries, kept in document order, are then sorted by hash
 // and order (comparing integers only), names compared once each within runs
 // of equal hashes, and only a run of different names under one hash (a real
 // collision) is sorted by comparing strings.
@@ -34,22 +38,18 @@ class name_index {
 public:
   using entry = name_entry;
 
-  // `expected`: the fields of the struct (each brings a name and maybe a
-  // title). The entries and the table of this struct go after those of the
-  // structs it is nested in, and are dropped again when it has been read.
+  // `expected`: the names and titles the struct's fields bring. The
+  // entries and the table of this struct go after those of the structs it
+  // is nested in, and are dropped again when it has been read.
   name_index(const ast& tree, workspace& space, std::size_t expected)
       : tree_(tree),
         entries_(space.names),
         slots_(space.name_slots),
         base_(entries_.size()),
         slot_base_(slots_.size()),
-        budget_(4 * expected + 64),
+        key_(process_hash_key()),
         degraded_(space.sort_names) {
-    std::size_t size = 8;
-    while (size < 4 * expected) size <<= 1; // load at most 1/2, titles included
-    mask_ = size - 1;
-    slots_.resize(slot_base_ + size, 0);
-    if (entries_.capacity() - base_ < 2 * expected) entries_.reserve(base_ + 2 * expected);
+    if (entries_.capacity() - base_ < expected) entries_.reserve(base_ + expected);
   }
   ~name_index() {
     entries_.resize(base_);
@@ -60,38 +60,64 @@ public:
   name_index(name_index&&) = delete;
   name_index& operator=(name_index&&) = delete;
 
-  // Adds a name or title; returns its entry when an earlier one of this
-  // struct has the same text (valid until the next add), else nullptr.
-  const entry* add(const node& name, bool is_title) {
-    const std::string_view text = tree_.text(name);
-    const std::uint64_t hash = keyed_hash(text);
+  // Adds a name or title (looked up by first_repeat).
+  void add(const node& name, bool is_title) {
     const auto order = static_cast<std::uint32_t>(entries_.size() - base_);
-    entries_.push_back(
-        {hash, static_cast<std::uint32_t>(&name - tree_.nodes.data()), order << 1 | (is_title ? 1u : 0u)});
-    if (degraded_) return nullptr;
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      std::uint32_t& slot = slots_[slot_base_ + i];
-      if (slot == 0) {
-        slot = order + 1;
-        return nullptr;
-      }
-      const entry& other = entries_[base_ + slot - 1];
-      if (other.hash == hash && this->name(other) == text) return &entries_.back();
-      if (--budget_ == 0) {
-        degraded_ = true; // first_repeat sorts
-        return nullptr;
-      }
+    // Written field by field: a braced temporary copied in costs a failed
+    // store-to-load forwarding on the hot path of long structs.
+    entry& added = entries_.emplace_back();
+    added.hash = keyed_hash(tree_.text(name), key_);
+    added.node = static_cast<std::uint32_t>(&name - tree_.nodes.data());
+    added.order_and_title = order << 1 | (is_title ? 1u : 0u);
+  }
+
+  // After the last add: the first entry, in document order, whose name an
+  // earlier entry already has; nullptr when the names are distinct.
+  const entry* first_repeat() {
+    const std::size_t count = entries_.size() - base_;
+    if (!degraded_) {
+      if (const entry* repeat = probe(count)) return repeat;
     }
+    return degraded_ ? sorted_first_repeat() : nullptr;
   }
 
   [[nodiscard]] std::string_view name(const entry& e) const noexcept { return tree_.text(tree_.nodes[e.node]); }
   [[nodiscard]] const node& where(const entry& e) const noexcept { return tree_.nodes[e.node]; }
 
-  // After the last add: the first entry, in document order, whose name an
-  // earlier entry already has, if the table gave up before finding it;
-  // nullptr otherwise (add has returned any repeat).
-  const entry* first_repeat() {
-    if (!degraded_) return nullptr;
+private:
+  using iterator = std::vector<entry>::iterator;
+
+  // The entries, in order, into an open-addressing table at most a quarter
+  // full: the first that finds its name there, or nullptr when none does
+  // or when the probes run out (degraded_ is then set).
+  const entry* probe(std::size_t count) {
+    std::size_t size = 8;
+    while (size < 4 * count) size <<= 1;
+    const std::size_t mask = size - 1;
+    slots_.resize(slot_base_ + size, 0);
+    std::uint32_t* const slots = slots_.data() + slot_base_;
+    const entry* const entries = entries_.data() + base_;
+    std::size_t budget = 4 * count + 64;
+    for (std::uint32_t order = 0; order < count; ++order) {
+      const entry& added = entries[order];
+      for (std::size_t i = added.hash & mask;; i = (i + 1) & mask) {
+        if (slots[i] == 0) {
+          slots[i] = order + 1;
+          break;
+        }
+        const entry& other = entries[slots[i] - 1];
+        if (other.hash == added.hash && name(other) == name(added)) return &added;
+        if (--budget == 0) {
+          degraded_ = true;
+          return nullptr;
+        }
+      }
+    }
+    return nullptr;
+  }
+
+  // first_repeat without the table: the entries sorted by hash and order.
+  const entry* sorted_first_repeat() {
     const auto begin = entries_.begin() + static_cast<std::ptrdiff_t>(base_);
     std::sort(begin, entries_.end(), [](const entry& a, const entry& b) {
       return a.hash != b.hash ? a.hash < b.hash : a.order_and_title < b.order_and_title;
@@ -108,9 +134,6 @@ public:
     }
     return first;
   }
-
-private:
-  using iterator = std::vector<entry>::iterator;
 
   // [begin, end) share a hash and are in document order.
   const entry* first_repeat_in(iterator begin, iterator end) const {
@@ -137,9 +160,8 @@ private:
   std::vector<std::uint32_t>& slots_; // 1 + the entry's order; 0: empty
   std::size_t base_;
   std::size_t slot_base_;
-  std::size_t mask_ = 0;
-  std::size_t budget_; // probes left before the table gives up
-  bool degraded_;
+  hash_key key_;  // a copy: no guarded static read per name
+  bool degraded_; // the table gave up (or was never used): sort
 };
 
 class model_builder {
@@ -278,15 +300,20 @@ private:
     reset_scalars(out);
     out.kind = dtype_kind::structured;
     out.order = byte_order::not_applicable;
-    // Reserve for the items shaped like fields (2- or 3-tuples); a hostile
-    // list of other things reserves nothing.
+    // Reserve for the items shaped like fields (2- or 3-tuples) and the
+    // names and titles they bring; a hostile list of other things reserves
+    // nothing.
     std::size_t field_like = 0;
+    std::size_t names_and_titles = 0;
     for (std::uint32_t f = list.children.first; f != no_node; f = tree_.nodes[f].next) {
       const node& item = tree_.nodes[f];
-      field_like += item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3;
+      if (item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3) {
+        ++field_like;
+        names_and_titles += child(item, 0).kind == node_kind::tuple ? 2u : 1u;
+      }
     }
     out.fields.reserve(field_like);
-    name_index names(tree_, space_, field_like);
+    name_index names(tree_, space_, names_and_titles);
     std::size_t used = 0;
     const bool read = read_fields(list, out, names, used);
     shelve(out.fields, used);
@@ -350,10 +377,8 @@ private:
       if (title_node != nullptr && tree_.text(*title_node).empty()) {
         return reject(error_code::empty_field_name, *title_node, "a field title must not be empty");
       }
-      if (title_node != nullptr) {
-        if (const name_index::entry* repeat = names.add(*title_node, true)) return repeated(names, *repeat);
-      }
-      if (const name_index::entry* repeat = names.add(*plain_name_node, false)) return repeated(names, *repeat);
+      if (title_node != nullptr) names.add(*title_node, true);
+      names.add(*plain_name_node, false);
       ++used;
       member.name.assign(name.data(), name.size());
       if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));

@@ -9,18 +9,23 @@ namespace npyguard::detail {
 std::optional<error> check_header_text(const unsigned char* text, std::size_t size, bool utf8,
                                        std::uint64_t base_offset, bool& ascii_only) {
   ascii_only = true;
+  // Fast path: 32, then 8 bytes of 0x01-0x7F at once (no NUL, nothing to
+  // decode). A word has a byte outside that range when this is not 0.
+  const auto unusual = [text](std::size_t at) noexcept {
+    std::uint64_t word = 0;
+    std::memcpy(&word, text + at, 8);
+    constexpr std::uint64_t ones = 0x0101010101010101ull;
+    constexpr std::uint64_t highs = 0x8080808080808080ull;
+    return ((word - ones) & ~word & highs) | (word & highs);
+  };
   for (std::size_t i = 0; i < size;) {
-    // Fast path: 8 bytes of 0x01-0x7F at once (no NUL, nothing to decode).
-    if (size - i >= 8) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, text + i, 8);
-      constexpr std::uint64_t ones = 0x0101010101010101ull;
-      constexpr std::uint64_t highs = 0x8080808080808080ull;
-      const std::uint64_t zero_byte = (word - ones) & ~word & highs;
-      if (((word & highs) | zero_byte) == 0) {
-        i += 8;
-        continue;
-      }
+    if (size - i >= 32 && (unusual(i) | unusual(i + 8) | unusual(i + 16) | unusual(i + 24)) == 0) {
+      i += 32;
+      continue;
+    }
+    if (size - i >= 8 && unusual(i) == 0) {
+      i += 8;
+      continue;
     }
     const unsigned char byte = text[i];
     if (byte == 0) return error{error_code::control_character, base_offset + i, "NUL byte in header"};
