@@ -55,9 +55,15 @@ private:
 
 // A deflate member's first bytes, inflated in the stages of SPEC-npz.md
 // section 9; the pipeline reads them as an input of the declared size.
+// `bytes` holds them: emptied here, its capacity kept from the archive's
+// earlier members.
 class deflate_prefix final : public random_access_source {
 public:
-  deflate_prefix(inflater& stream, const entry& e) noexcept : entry_(e), inflater_(stream) { inflater_.start(e); }
+  deflate_prefix(inflater& stream, const entry& e, std::vector<unsigned char>& bytes) noexcept
+      : entry_(e), inflater_(stream), bytes_(bytes) {
+    inflater_.start(e);
+    bytes_.clear();
+  }
   [[nodiscard]] std::uint64_t size() const noexcept override { return entry_.uncompressed.value; }
   std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
     if (offset >= bytes_.size()) return 0;
@@ -100,7 +106,7 @@ public:
 private:
   const entry& entry_;
   inflater& inflater_;
-  std::vector<unsigned char> bytes_;
+  std::vector<unsigned char>& bytes_;
 };
 
 // A .npy error inside a member, placed in the archive.
@@ -127,11 +133,11 @@ std::optional<error> validate_stored(archive_reader& reader, const entry& e, con
 }
 
 // A deflated member's header into `model`: the preamble, the header and
-// one byte more are inflated.
+// one byte more are inflated into `inflated`.
 std::optional<error> validate_deflated(inflater& stream, const entry& e, const options& opts,
-                                       npyguard::detail::workspace& space, header& model,
-                                       std::optional<error>& failure) {
-  deflate_prefix prefix(stream, e);
+                                       npyguard::detail::workspace& space, std::vector<unsigned char>& inflated,
+                                       header& model, std::optional<error>& failure) {
+  deflate_prefix prefix(stream, e, inflated);
   if ((failure = prefix.fill(npyguard::detail::max_preamble_size))) return failure;
   unsigned char preamble_bytes[npyguard::detail::max_preamble_size];
   const auto held = static_cast<std::size_t>(prefix.read_at(0, preamble_bytes, sizeof preamble_bytes));
@@ -212,14 +218,15 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
   const options opts = member_options(archive_opts, capped);
   out.reserve(entries.size());
   std::optional<inflater> stream;          // made for the first deflate member, reused for the others
+  std::vector<unsigned char> inflated;     // its members' first bytes, one at a time
   npyguard::detail::workspace_lease lease; // one workspace for every member's header
   for (const entry& e : entries) {
     std::optional<error> archive_failure; // the archive's own (reads, inflation)
     if (e.method != method_stored && !stream) stream.emplace(reader);
     member m;
-    std::optional<error> rejected = e.method == method_stored
-                                        ? validate_stored(reader, e, opts, lease.get(), m.npy, archive_failure)
-                                        : validate_deflated(*stream, e, opts, lease.get(), m.npy, archive_failure);
+    std::optional<error> rejected =
+        e.method == method_stored ? validate_stored(reader, e, opts, lease.get(), m.npy, archive_failure)
+                                  : validate_deflated(*stream, e, opts, lease.get(), inflated, m.npy, archive_failure);
     if (archive_failure) {
       if (!archive_failure->member) archive_failure->member = e.name;
       return archive_failure;
