@@ -9,8 +9,6 @@
 // (its tree, string arena and name table sized by the largest header and
 // reused), so what allocates is the result itself, a few blocks a member
 // (its name, key and model), and nothing faults in steady state.
-#include <sys/resource.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,31 +16,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include "allocation_counter.hpp"
+#include "heap_meter.hpp"
 #include "npyguard/npz/validate.hpp"
 
 namespace {
 
-using npyguard_test::heap_allocations;
-
-std::int64_t minor_faults() {
-  rusage usage{};
-  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::int64_t>(usage.ru_minflt) : 0;
-}
-
-// Allocations and page faults across a timed loop, per iteration.
-struct heap_meter {
-  std::int64_t faults = minor_faults();
-  std::uint64_t allocations = heap_allocations.load(std::memory_order_relaxed);
-
-  void report(benchmark::State& state) const {
-    state.counters["minflt"] =
-        benchmark::Counter(static_cast<double>(minor_faults() - faults), benchmark::Counter::kAvgIterations);
-    state.counters["allocs"] =
-        benchmark::Counter(static_cast<double>(heap_allocations.load(std::memory_order_relaxed) - allocations),
-                           benchmark::Counter::kAvgIterations);
-  }
-};
+using npyguard_bench::heap_meter;
 
 void run(benchmark::State& state, const std::string& path, bool verify) {
   npyguard::options opts;

@@ -30,15 +30,9 @@
 #include <utility>
 #include <vector>
 
-#if defined(__unix__)
-#include <sys/resource.h>
-#endif
+#include "heap_meter.hpp"
 
-// Counting heap allocations (calls of operator new, in the library and the
-// reference alike).
-#include "allocation_counter.hpp"
-
-using npyguard_test::heap_allocations;
+using npyguard_bench::heap_meter;
 
 namespace {
 
@@ -344,22 +338,6 @@ bool naive_parse_struct(const unsigned char* data, std::size_t size, naive_heade
 // Benchmarks.
 // ---------------------------------------------------------------------------
 
-// Minor page faults of the process so far (0 where getrusage is missing).
-// Reported per iteration as "minflt": validating a large struct header
-// allocates several hundred KB (the result holds one npyguard::field per
-// field), and when glibc malloc trims that memory off the heap top on free,
-// every call faults it in again. A non-zero minflt means the time includes
-// that kernel work (see README.md).
-std::int64_t minor_faults() {
-#if defined(__unix__)
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) == 0) {
-    return static_cast<std::int64_t>(usage.ru_minflt);
-  }
-#endif
-  return 0;
-}
-
 bool check_npyguard(benchmark::State& state, const npy_file& file, const npyguard::options& opts) {
   const npyguard::result r = npyguard::validate_buffer(file.bytes.data(), file.bytes.size(), opts);
   if (!r.ok()) {
@@ -372,20 +350,6 @@ bool check_npyguard(benchmark::State& state, const npy_file& file, const npyguar
   }
   return true;
 }
-
-// Page faults and allocations across a timed loop.
-struct heap_meter {
-  std::int64_t faults = minor_faults();
-  std::uint64_t allocations = heap_allocations.load(std::memory_order_relaxed);
-
-  void report(benchmark::State& state) const {
-    state.counters["minflt"] =
-        benchmark::Counter(static_cast<double>(minor_faults() - faults), benchmark::Counter::kAvgIterations);
-    state.counters["allocs"] =
-        benchmark::Counter(static_cast<double>(heap_allocations.load(std::memory_order_relaxed) - allocations),
-                           benchmark::Counter::kAvgIterations);
-  }
-};
 
 void set_counters(benchmark::State& state, const npy_file& file, const heap_meter& meter) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(file.header_bytes));
