@@ -273,6 +273,20 @@ TEST_CASE("the fast path defers every rejection to the grammar", "[parse]") {
   }
 }
 
+TEST_CASE("text the fast path gives up on may hold more nodes than accepted text can", "[parse]") {
+  // Accepted text holds at most a node per two bytes, and the tree is sized
+  // up to that; an unclosed run of brackets is a node a byte, read before
+  // the fast path gives up. (A corpus input once overran the tree here; the
+  // sanitizer build of this test catches a return of that.)
+  for (std::size_t brackets : {std::size_t{20}, std::size_t{32}}) {
+    const std::string text = "{'a': " + std::string(brackets, '[') + "(3,),[[[\n";
+    INFO(text);
+    const fast_verdict v = compare_parsers(text, 1);
+    CHECK_FALSE(v.grammar_accepts);
+    CHECK_FALSE(v.fast_accepts);
+  }
+}
+
 TEST_CASE("the fast path stops at max_depth where the grammar does", "[parse]") {
   using namespace npyguard::detail;
   for (std::uint32_t depth : {1u, 2u, 31u, 32u, 33u}) {

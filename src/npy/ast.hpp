@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
-#include <vector>
+#include <type_traits>
 
 namespace npyguard::detail {
 
@@ -43,15 +43,16 @@ struct node {
   node() noexcept : children{no_node, 0} {}
 };
 
-// The decoded strings, end to end: a buffer that grows like a vector but
-// never initialises what it has not written, and appends inline.
-class string_arena {
+// A buffer of trivially copyable T that grows like a vector, the storage
+// of the two below: new T[] leaves chars uninitialised (a string arena
+// never pays for bytes it has not written), and growing copies bytes.
+template <typename T>
+class growing_buffer {
+  static_assert(std::is_trivially_copyable_v<T>, "grown by copying bytes");
+
 public:
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-  [[nodiscard]] std::string_view view(std::size_t begin, std::size_t size) const noexcept {
-    return {data_.get() + begin, size};
-  }
   void clear() noexcept { size_ = 0; }
   void release() noexcept {
     data_.reset();
@@ -60,10 +61,23 @@ public:
   }
   void reserve(std::size_t wanted) {
     if (wanted <= capacity_) return;
-    std::unique_ptr<char[]> grown(new char[wanted]); // NOLINT(cppcoreguidelines-avoid-c-arrays): uninitialised
-    if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_);
+    std::unique_ptr<T[]> grown(new T[wanted]); // NOLINT(cppcoreguidelines-avoid-c-arrays)
+    if (size_ != 0) std::memcpy(static_cast<void*>(grown.get()), data_.get(), size_ * sizeof(T));
     data_ = std::move(grown);
     capacity_ = wanted;
+  }
+
+protected:
+  std::unique_ptr<T[]> data_; // NOLINT(cppcoreguidelines-avoid-c-arrays)
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+// The decoded strings, end to end, appended inline.
+class string_arena : public growing_buffer<char> {
+public:
+  [[nodiscard]] std::string_view view(std::size_t begin, std::size_t size) const noexcept {
+    return {data_.get() + begin, size};
   }
   void append(const char* bytes, std::size_t count) {
     if (capacity_ - size_ < count) reserve(std::max(2 * capacity_, size_ + count));
@@ -88,15 +102,26 @@ public:
 
 private:
   static constexpr std::size_t short_copy = 16;
+};
 
-  std::unique_ptr<char[]> data_; // NOLINT(cppcoreguidelines-avoid-c-arrays)
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
+// The nodes, in document order, with the one append the builder needs (its
+// caller checks the capacity once, not a vector's emplace again).
+class node_buffer : public growing_buffer<node> {
+public:
+  [[nodiscard]] const node* data() const noexcept { return data_.get(); }
+  [[nodiscard]] node& operator[](std::size_t i) noexcept { return data_[i]; }
+  [[nodiscard]] const node& operator[](std::size_t i) const noexcept { return data_[i]; }
+  // A default node at the end; size() < capacity() is the caller's to ensure.
+  node& append() noexcept {
+    node& added = data_[size_++];
+    added = node();
+    return added;
+  }
 };
 
 struct ast {
-  std::vector<node> nodes; // nodes[0] is the header dict
-  string_arena strings;    // decoded string values, UTF-8
+  node_buffer nodes;    // nodes[0] is the header dict
+  string_arena strings; // decoded string values, UTF-8
 
   [[nodiscard]] std::string_view text(const node& string_node) const noexcept {
     return strings.view(string_node.text.begin, string_node.text.size);

@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "npyguard/error.hpp"
 #include "npyguard/options.hpp"
@@ -47,12 +46,13 @@ public:
   ast_builder(const char* text, std::size_t size, const parse_settings& settings, ast& tree)
       : text_(text), settings_(settings), tree_(tree), max_nodes_(size / 2 + 2) {
     tree.clear();
-    // Every node takes at least 2 bytes (a leaf and the separator or
-    // bracket after it; a container its two brackets), so n bytes hold at
-    // most (n + 1) / 2 nodes: 12 bytes of AST per header byte. Real headers
-    // are far sparser (a field "('name', '<f8'), " is 3 nodes in 17 bytes),
-    // so start at 1 node per 6 bytes and double up to the worst case. A
-    // reused tree keeps the capacity of the largest header it held.
+    // In accepted text every node takes at least 2 bytes (a leaf and the
+    // separator or bracket after it; a container its two brackets), so n
+    // bytes hold at most (n + 1) / 2 nodes: 12 bytes of AST per header
+    // byte. Real headers are far sparser (a field "('name', '<f8'), " is 3
+    // nodes in 17 bytes), so start at 1 node per 6 bytes and double up to
+    // that worst case (grow). A reused tree keeps the capacity of the
+    // largest header it held.
     if (tree.nodes.capacity() < std::min(max_nodes_, size / 6 + 16)) {
       tree.nodes.reserve(std::min(max_nodes_, size / 6 + 16));
     }
@@ -195,10 +195,10 @@ private:
 
   // Appends a node linked under the innermost open container; its index.
   std::uint32_t add(node_kind kind, const char* at) {
-    std::vector<node>& nodes = tree_.nodes;
+    node_buffer& nodes = tree_.nodes;
     const auto index = static_cast<std::uint32_t>(nodes.size());
     if (index == nodes.capacity()) grow();
-    node& added = nodes.emplace_back();
+    node& added = nodes.append();
     added.kind = kind;
     added.offset = static_cast<std::uint32_t>(position_of(at));
     if (open_count_ != 0) {
@@ -210,8 +210,14 @@ private:
     return index;
   }
 
-  // Doubles the node capacity, but never past the worst case.
-  void grow() { tree_.nodes.reserve(std::min(std::max<std::size_t>(2 * tree_.nodes.capacity(), 16), max_nodes_)); }
+  // Doubles the node capacity, up to the most an accepted text can hold.
+  // Past that only text the grammar rejects goes (the fast path reads
+  // "((((" a node a byte before it gives up): doubling on.
+  void grow() {
+    const std::size_t capacity = tree_.nodes.capacity();
+    const std::size_t doubled = std::max<std::size_t>(2 * capacity, 16);
+    tree_.nodes.reserve(capacity < max_nodes_ ? std::min(doubled, max_nodes_) : doubled);
+  }
 
   const char* text_;
   const parse_settings& settings_;

@@ -31,7 +31,7 @@ std::size_t workspace::memory_held() const noexcept {
 }
 
 void workspace::release() noexcept {
-  std::vector<node>().swap(tree.nodes);
+  tree.nodes.release();
   tree.strings.release();
   std::vector<name_entry>().swap(names);
   std::vector<std::uint32_t>().swap(name_slots);
