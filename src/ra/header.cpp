@@ -208,14 +208,14 @@ error metadata_refused(const header& model, std::optional<std::uint64_t> metadat
 } // namespace
 
 result check_input_size(result built, std::uint64_t input_size, const options& opts) {
-  if (!built.ok()) return built;
-  header model = built.value();
-  const std::uint64_t data_end = model.data_offset + model.data_length; // checked by build_model
-  if (input_size < data_end) return truncated_data(input_size, model);
-  if (input_size > data_end && opts.ra_reject_metadata) return metadata_refused(model, input_size - data_end);
-  model.metadata_offset = data_end;
-  model.metadata_length = input_size - data_end;
-  return model;
+  header* model = built.value_if(); // completed in place: no copy of its dims
+  if (model == nullptr) return built;
+  const std::uint64_t data_end = model->data_offset + model->data_length; // checked by build_model
+  if (input_size < data_end) return truncated_data(input_size, *model);
+  if (input_size > data_end && opts.ra_reject_metadata) return metadata_refused(*model, input_size - data_end);
+  model->metadata_offset = data_end;
+  model->metadata_length = input_size - data_end;
+  return built;
 }
 
 result check_stream_size(result built, std::uint64_t total, const options& opts) {
