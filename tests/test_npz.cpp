@@ -785,6 +785,21 @@ TEST_CASE("entry points: file, descriptor, pipe, source", "[npz][entry]") {
   CHECK(r == check_zip(zip.bytes));
 }
 
+TEST_CASE("a stream of 1-byte reads is read in linear time", "[npz][entry][hostile]") {
+  // Each short read once grew the buffer by a zeroed 64 KiB or more and
+  // shrank it back: a 1 MiB archive from a pipe giving a byte at a time
+  // took minutes. Now the buffer doubles only when full. The 20 s limit
+  // only turns a return of the quadratic path into a failure.
+  const std::string big = npy_file("{'descr': '<u1', 'fortran_order': False, 'shape': (1048576,), }", 1, 1048576);
+  const auto bytes = std::make_shared<const std::string>(build_zip({stored("big.npy", big)}).bytes);
+  const archive_result r = within(std::chrono::seconds(20), [bytes] {
+    npyguard_test::chunked_source pipe(*bytes, 1);
+    return npyguard::npz::validate_stream(pipe);
+  });
+  require_ok(r);
+  CHECK(r == check_zip(*bytes));
+}
+
 TEST_CASE("the default mode reads no member data", "[npz][entry]") {
   std::string big = npy_file("{'descr': '<u1', 'fortran_order': False, 'shape': (4000000,), }", 1, 4000000);
   const zip_archive zip = build_zip({stored("big.npy", big), stored("b.npy", big)});

@@ -22,20 +22,25 @@ archive_result validate_spooled(byte_source& source, const options& opts, member
   const std::uint64_t limit = std::min(
       opts.limits.max_stream_bytes,
       npyguard::detail::checked_add(opts.limits.max_total_bytes, slack, ~std::uint64_t{0}).value_or(~std::uint64_t{0}));
+  // Filled up to `have`; grown geometrically when full (each byte is
+  // zeroed once), never past limit + 1, so a stream of 1-byte reads costs
+  // linear time like one of large reads.
   std::vector<unsigned char> bytes;
+  std::size_t have = 0;
   for (;;) {
-    const std::size_t have = bytes.size();
-    const std::uint64_t room = limit - std::min<std::uint64_t>(limit, have);
-    // Ask one byte past the limit so that a longer stream is seen.
-    const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::size_t>(65536, have), room + 1));
-    bytes.reserve(have + chunk); // exactly: resize alone may double the capacity past the limit
-    bytes.resize(have + chunk);
-    const std::ptrdiff_t got = source.read(bytes.data() + have, chunk);
+    if (have == bytes.size()) {
+      const std::uint64_t grown = std::min<std::uint64_t>(std::max<std::uint64_t>(65536, 2 * std::uint64_t{have}),
+                                                          limit + 1); // one byte past: a longer stream is seen
+      bytes.reserve(static_cast<std::size_t>(grown));                 // exactly: resize alone may double past the limit
+      bytes.resize(static_cast<std::size_t>(grown));
+    }
+    const std::size_t room = bytes.size() - have;
+    const std::ptrdiff_t got = source.read(bytes.data() + have, room);
     if (got < 0) return npyguard::detail::read_error_from(got);
-    if (static_cast<std::size_t>(got) > chunk) return npyguard::detail::read_error_from(-EIO);
-    bytes.resize(have + static_cast<std::size_t>(got));
+    if (static_cast<std::size_t>(got) > room) return npyguard::detail::read_error_from(-EIO);
     if (got == 0) break;
-    if (bytes.size() > limit) {
+    have += static_cast<std::size_t>(got);
+    if (have > limit) {
       return error{error_code::io_error, std::nullopt,
                    "the archive stream holds more than " + std::to_string(limit) +
                        " bytes, the most read into memory (limits.max_stream_bytes, --max-stream-bytes; "
@@ -43,6 +48,7 @@ archive_result validate_spooled(byte_source& source, const options& opts, member
                    std::nullopt, std::nullopt};
     }
   }
+  bytes.resize(have);
   detail::archive_reader reader(bytes.data(), bytes.size());
   return detail::validate_archive(reader, opts, sink);
 }
