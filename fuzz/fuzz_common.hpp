@@ -75,12 +75,16 @@ public:
     NPYGUARD_FUZZ_CHECK(offset <= size_);
     const std::size_t n = std::min<std::size_t>(size, size_ - static_cast<std::size_t>(offset));
     if (n != 0) std::memcpy(buffer, data_ + offset, n);
+    furthest_ = std::max<std::uint64_t>(furthest_, offset + n);
     return static_cast<std::ptrdiff_t>(n);
   }
+  // The end of the furthest read so far.
+  [[nodiscard]] std::uint64_t furthest() const noexcept { return furthest_; }
 
 private:
   const std::uint8_t* data_;
   std::size_t size_;
+  std::uint64_t furthest_ = 0;
 };
 
 // The input as a stream delivered in chunks of at most `chunk` bytes.

@@ -16,6 +16,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const result verdict = validate_buffer(file.get(), in.size(), opts);
   fuzz::check_against_loosest(verdict, validate_buffer(file.get(), in.size(), fuzz::loosest_options()));
+  // Read by offset, reading ahead or only what it needs, the file gets the
+  // same verdict; with minimal reads no byte past the header is read.
+  for (const bool minimal : {false, true}) {
+    options by_offset = opts;
+    by_offset.minimal_reads = minimal;
+    fuzz::memory_source source(file.get(), in.size());
+    NPYGUARD_FUZZ_CHECK(validate_source(source, by_offset) == verdict);
+    if (const header* model = verdict.value_if(); model != nullptr && minimal) {
+      NPYGUARD_FUZZ_CHECK(source.furthest() <= std::max<std::uint64_t>(model->data_offset, 12));
+    }
+  }
   if (const header* model = verdict.value_if()) {
     fuzz::check_model(*model, opts);
     if (!model->data_is_pickle) {

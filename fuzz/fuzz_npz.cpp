@@ -101,6 +101,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::memory_source source(file.get(), in.size());
   const npz::archive_result by_offset = npz::validate_source(source, opts);
   NPYGUARD_FUZZ_CHECK(verdict == by_offset);
+  options minimal = opts;
+  minimal.minimal_reads = true;
+  fuzz::memory_source exact(file.get(), in.size());
+  NPYGUARD_FUZZ_CHECK(npz::validate_source(exact, minimal) == verdict);
   if (opts.verify) check_read(file.get(), in.size(), opts, verdict);
   if (const npz::archive* archive = verdict.value_if()) {
     check_archive(*archive, opts, in.size());

@@ -401,17 +401,23 @@ public:
   std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
     if (offset + size > fail_from_) return -EIO;
     furthest_ = std::max<std::uint64_t>(furthest_, offset + size);
+    ++reads_;
     if (offset >= bytes_.size()) return 0;
     const std::size_t n = std::min<std::size_t>(size, bytes_.size() - static_cast<std::size_t>(offset));
     std::memcpy(buffer, bytes_.data() + offset, n);
+    bytes_read_ += n;
     return static_cast<std::ptrdiff_t>(n);
   }
   [[nodiscard]] std::uint64_t furthest() const noexcept { return furthest_; }
+  [[nodiscard]] int reads() const noexcept { return reads_; }
+  [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
 
 private:
   const std::string& bytes_;
   std::uint64_t fail_from_;
   std::uint64_t furthest_ = 0;
+  int reads_ = 0;
+  std::uint64_t bytes_read_ = 0;
 };
 
 } // namespace
@@ -434,6 +440,30 @@ TEST_CASE("validate_source: a random-access source gives the buffer's verdict an
   require_error(npyguard::validate_source(failing), error_code::io_error, std::nullopt);
   memory_range failing_first(big_header, 0);
   require_error(npyguard::validate_source(failing_first), error_code::io_error, std::nullopt);
+}
+
+TEST_CASE("minimal reads: the preamble, then the rest of the header, and the same verdict", "[entry][source]") {
+  npyguard::options minimal;
+  minimal.minimal_reads = true;
+  for (const std::string& bytes : sample_inputs()) {
+    INFO("size " << bytes.size());
+    memory_range range(bytes);
+    const npyguard::result from_source = npyguard::validate_source(range, minimal);
+    CHECK(from_source == check_bytes(bytes));
+    if (from_source.ok()) {
+      // Not one byte of the data, and nothing read twice.
+      const std::uint64_t data_offset = from_source.value().data_offset;
+      CHECK(range.furthest() == data_offset);
+      CHECK(range.bytes_read() == data_offset);
+      CHECK(range.reads() == 2);
+    }
+  }
+  // A file shorter than the preamble is one read of what there is.
+  const std::string tiny = "\x93NUMPY\x01";
+  memory_range short_range(tiny);
+  require_error(npyguard::validate_source(short_range, minimal), error_code::truncated_preamble, 7);
+  CHECK(short_range.reads() == 1);
+  CHECK(short_range.bytes_read() == tiny.size());
 }
 
 namespace {

@@ -826,6 +826,67 @@ TEST_CASE("the default mode reads no member data", "[npz][entry]") {
   CHECK(verified.total > 2 * big.size());
 }
 
+TEST_CASE("minimal reads: the end window, the directory and each member's headers only", "[npz][entry]") {
+  // Members small enough that reading ahead takes several at once: stored
+  // ones of 20,000 bytes and deflated ones, 300 KB in all, so that most of
+  // the archive lies before the end window (SPEC-npz.md section 14).
+  const std::string body = npy_file("{'descr': '<u1', 'fortran_order': False, 'shape': (20000,), }", 1, 20000);
+  std::vector<zip_entry> entries;
+  for (int i = 0; i < 15; ++i) {
+    entries.push_back(i % 3 == 2 ? deflated("d" + std::to_string(i) + ".npy", body)
+                                 : stored("s" + std::to_string(i) + ".npy", body));
+  }
+  const zip_archive zip = build_zip(entries);
+  struct ranges final : npyguard::random_access_source {
+    const std::string* bytes = nullptr;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> read; // [begin, end)
+    std::uint64_t total = 0;
+    std::uint64_t size() const noexcept override { return bytes->size(); }
+    std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+      const std::size_t n = std::min<std::size_t>(size, bytes->size() - offset);
+      std::memcpy(buffer, bytes->data() + offset, n);
+      read.emplace_back(offset, offset + n);
+      total += n;
+      return static_cast<std::ptrdiff_t>(n);
+    }
+  };
+  npyguard::options minimal;
+  minimal.minimal_reads = true;
+  ranges exact;
+  exact.bytes = &zip.bytes;
+  const archive_result r = npyguard::npz::validate_source(exact, minimal);
+  require_ok(r);
+  CHECK(r == check_zip(zip.bytes));
+  CHECK(r.value().bytes_read == exact.total);
+  ranges ahead;
+  ahead.bytes = &zip.bytes;
+  require_ok(npyguard::npz::validate_source(ahead));
+
+  // Outside the end window, every byte read is a local header (and at most
+  // 64 bytes after it: a guess at its extra field), a stored member's .npy
+  // preamble and header, or a deflated member's first 1 KiB.
+  const std::uint64_t window_start = zip.bytes.size() - std::min<std::uint64_t>(zip.bytes.size(), 65557);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> allowed;
+  std::uint64_t bound = zip.bytes.size() - window_start;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const npyguard::npz::member& m = r.value().members[i];
+    const std::uint64_t header_end = zip.entries[i].local + 30 + entries[i].name.size() + 64;
+    allowed.emplace_back(zip.entries[i].local, header_end);
+    const std::uint64_t first = m.method == npyguard::npz::compression::stored ? m.npy.data_offset : 1024;
+    allowed.emplace_back(m.data_start, m.data_start + first);
+    bound += (header_end - zip.entries[i].local) + first;
+  }
+  for (const auto& [begin, end] : exact.read) {
+    if (begin >= window_start) continue;
+    INFO("read [" << begin << ", " << end << ")");
+    CHECK(std::any_of(allowed.begin(), allowed.end(), [&](const auto& a) {
+      return begin >= a.first && std::min(end, window_start) <= std::max(a.second, a.first);
+    }));
+  }
+  CHECK(exact.total <= bound);
+  CHECK(exact.total * 2 < ahead.total); // reading ahead takes whole members
+}
+
 TEST_CASE("deflate streams whose last input bytes zlib holds as bits are read to the end", "[npz][members]") {
   // A call that fills its output can consume the final compressed bytes
   // with their symbols not yet written; the next call must still be made

@@ -70,6 +70,14 @@ struct options {
   // the data end), for callers who want no polyglot. Off: metadata is
   // accepted, never read, and reported.
   bool ra_reject_metadata = false;
+  // Sources read by offset (validate_source, validate_file): read only the
+  // bytes the verdict needs, in exact reads, instead of reading ahead to save
+  // calls. For inputs where every byte is billed or slow (object storage by
+  // range requests). A .npy costs two reads (its 12-byte preamble, then the
+  // rest of its header); a .npz the end-record window SPEC-npz.md section 14
+  // counts, the central directory, and each member's local header and first
+  // bytes, never a stored member's data. The verdict is the same either way.
+  bool minimal_reads = false;
 
   // The format's own limits only: every limit at its maximum, objects and
   // trailing data allowed, the default profile. Accepts a superset of what

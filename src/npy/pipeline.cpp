@@ -57,7 +57,9 @@ std::optional<error> validate_random_access(workspace& space, random_access_sour
                                             header& model) {
   const std::uint64_t file_size = input.size();
   unsigned char prefix[file_prefix_size];
-  const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(file_size, sizeof prefix));
+  // Minimal reads: the preamble, then exactly the rest of the header.
+  const std::size_t first = opts.minimal_reads ? max_preamble_size : sizeof prefix;
+  const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(file_size, first));
   const std::ptrdiff_t got = checked_count(input.read_at(0, prefix, wanted), wanted);
   if (got < 0) return read_error_from(got);
   const auto available = static_cast<std::size_t>(got);

@@ -10,6 +10,7 @@
 namespace npyguard::npz::detail {
 
 archive_result validate_archive(archive_reader& reader, const options& opts, member_sink* sink) {
+  reader.set_minimal_reads(opts.minimal_reads);
   const auto where = locate_directory(reader, opts);
   if (!where.ok()) return where.failure();
   std::vector<entry> entries;

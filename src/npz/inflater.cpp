@@ -33,7 +33,7 @@ inflater::status inflater::inflate(unsigned char* out, std::size_t size, std::si
     const std::uint64_t left = member_->compressed.value - fed_;
     if (stream_.avail_in == 0 && left > 0) {
       const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, left));
-      const std::size_t ahead = member_->compressed.value <= max_chunk ? max_chunk : chunk;
+      const std::size_t ahead = member_->compressed.value <= max_chunk && !reader_.minimal_reads() ? max_chunk : chunk;
       const unsigned char* in = nullptr;
       if ((failure = reader_.view(member_->data_start + fed_, chunk, in, ahead))) return status::exhausted;
       stream_.next_in = const_cast<Bytef*>(in); // zlib's API is not const; it only reads

@@ -189,7 +189,10 @@ std::optional<error> check_local_entries(archive_reader& reader, const directory
     last = std::max(last, k);
     while (last + 1 < order.size() && header_end(order[last + 1]) - start <= span) ++last;
     const std::uint64_t end = std::max(header_end(order[k]), header_end(order[last]));
-    const auto ahead = static_cast<std::size_t>(std::min(end - start, std::max(span, header_end(order[k]) - start)));
+    // Minimal reads: this entry's header (and at most 64 bytes after it) only.
+    const auto ahead = static_cast<std::size_t>(
+        reader.minimal_reads() ? header_end(order[k]) - start
+                               : std::min(end - start, std::max(span, header_end(order[k]) - start)));
     if (auto failure = check_entry(reader, where, entries[order[k]], ahead, expected)) return failure;
   }
   if (expected != where.cd_offset) {

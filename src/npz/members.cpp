@@ -36,8 +36,9 @@ public:
     try {
       // A small member is read with what follows it (the next entries' local
       // headers and first bytes, usually): one read serves many members.
-      // A large one is read no further than asked.
-      const std::size_t ahead = entry_.uncompressed.value <= small_member ? small_member : n;
+      // A large one, and any with minimal reads, is read no further than asked.
+      const std::size_t ahead =
+          entry_.uncompressed.value <= small_member && !reader_.minimal_reads() ? small_member : n;
       const unsigned char* bytes = nullptr;
       failure = reader_.view(entry_.data_start + offset, n, bytes, ahead);
       if (!failure && n != 0) std::memcpy(buffer, bytes, n);

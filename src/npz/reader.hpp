@@ -23,6 +23,10 @@ public:
   [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
   [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
   [[nodiscard]] bool in_memory() const noexcept { return memory_ != nullptr; }
+  // options::minimal_reads: callers then ask for no bytes ahead that the
+  // verdict may not need (the central directory's are always needed).
+  [[nodiscard]] bool minimal_reads() const noexcept { return minimal_reads_; }
+  void set_minimal_reads(bool minimal) noexcept { minimal_reads_ = minimal; }
 
   // Points `out` at `length` bytes at `offset`, valid until the next call.
   // Precondition: offset + length <= size(). `ahead` (at least `length`)
@@ -44,6 +48,7 @@ private:
   std::vector<unsigned char> window_;
   std::uint64_t window_offset_ = 0;
   std::size_t window_length_ = 0;
+  bool minimal_reads_ = false;
 };
 
 } // namespace npyguard::npz::detail
