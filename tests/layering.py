@@ -32,7 +32,7 @@ ALLOWED = {
     "src/convert": {"npyguard", "core", "npy", "ra", "platform", "convert"},
     "src/cli": {"npyguard", "cli"},
     "src/capi": {"npyguard", "capi"},
-    "python/src": {"npyguard"},  # the Python package's native half: public headers only
+    "python/src": {"npyguard", "src"},  # the Python package's native half: public headers and its own
 }
 
 

@@ -487,3 +487,37 @@ TEST_CASE("a source that answers more bytes than asked is a read error, never a 
   require_error(npyguard::validate_stream(boastful), error_code::io_error, std::nullopt);
   require_error(npyguard::validate_source(boastful), error_code::io_error, std::nullopt);
 }
+
+TEST_CASE("file_source: a regular file by offset; anything else refused, never read", "[entry][source]") {
+  const std::string path = temp_path("file_source.npy");
+  for (const std::string& bytes : sample_inputs()) {
+    write_file(path, bytes);
+    npyguard::file_source file(path.c_str());
+    REQUIRE_FALSE(file.failure());
+    CHECK(file.size() == bytes.size());
+    require_same(npyguard::validate_file(path.c_str()), npyguard::validate_source(file));
+  }
+  std::remove(path.c_str());
+
+  const auto refused = [](const std::string& name, const std::string& message) {
+    INFO(name);
+    npyguard::file_source file(name.c_str());
+    REQUIRE(file.failure());
+    CHECK(file.failure()->code == error_code::io_error);
+    CHECK_FALSE(file.failure()->offset);
+    CHECK(file.failure()->message == message);
+    CHECK(file.size() == 0);
+    char byte = 0;
+    CHECK(file.read_at(0, &byte, 1) == -EBADF);
+    require_error(npyguard::validate_source(file), error_code::io_error, std::nullopt);
+  };
+  refused(temp_path("no_such_file.npy"), "cannot open: No such file or directory");
+  refused(P_tmpdir, "is a directory");
+  // A FIFO without a writer: opened without blocking, and refused.
+  const std::string fifo = temp_path("file_source_fifo");
+  std::remove(fifo.c_str());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  refused(fifo, "is a FIFO, not a regular file");
+  std::remove(fifo.c_str());
+  refused("/dev/null", "is a character device, not a regular file");
+}

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
+#include "npyguard/error.hpp"
 #include "npyguard/export.hpp"
 
 namespace npyguard {
@@ -54,6 +56,34 @@ public:
   // Reads up to `size` bytes at `offset` into `buffer`: how many (fewer only
   // where the input ends), or on a read error minus an errno value.
   virtual std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept = 0;
+};
+
+// A regular file opened by path and read by offset (pread), as validate_file
+// reads one: for callers that wrap a source (to count its reads, say) and
+// read local files too. Opened read-only without blocking (a FIFO is never
+// waited for) and closed on destruction. Anything but a regular file is
+// refused, never read.
+class NPYGUARD_API file_source final : public random_access_source {
+public:
+  explicit file_source(const char* path) noexcept;
+  ~file_source() override;
+  file_source(const file_source&) = delete;
+  file_source& operator=(const file_source&) = delete;
+
+  // Why the file cannot be read, as io_error: "cannot open: ...", "cannot
+  // stat: ...", "is a directory", "is a FIFO (a socket, a character device,
+  // a block device), not a regular file". Empty once the file is open;
+  // otherwise size() is 0 and read_at answers -EBADF.
+  [[nodiscard]] const std::optional<error>& failure() const noexcept { return failure_; }
+
+  // The size fstat gave when the file was opened.
+  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
+  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override;
+
+private:
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  std::optional<error> failure_;
 };
 
 } // namespace npyguard

@@ -26,12 +26,14 @@ import numpy as np
 from . import _npyguard
 from ._errors import NpyguardError, NpyguardIOError
 from ._model import Archive, Header, Member, RaHeader, dtype_from_spec
+from ._scan import FileReport, FsspecSource, check_source, scan
 
 __all__ = [
     "check", "check_file", "load", "load_file",
     "check_npz", "load_npz", "check_ra", "load_ra",
     "Header", "Member", "Archive", "RaHeader",
     "NpyguardError", "NpyguardIOError", "ERROR_CODES", "__version__",
+    "scan", "check_source", "FsspecSource", "FileReport",
 ]
 
 __version__ = _npyguard.version()

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "native.hpp"
 #include "npyguard/convert.hpp"
 #include "npyguard/npy/data.hpp"
 #include "npyguard/npy/descr.hpp"
@@ -31,6 +32,7 @@
 #include "npyguard/version.hpp"
 
 namespace py = pybind11;
+using npyguard_python::native_options;
 
 namespace {
 
@@ -82,11 +84,6 @@ const char* path_of(const std::string& path) {
   if (path.find('\0') != std::string::npos) throw py::value_error("embedded null byte in the path");
   return path.c_str();
 }
-
-// The options the Python half validated (npyguard/__init__.py, _cached_options).
-struct native_options {
-  npyguard::options opts;
-};
 
 native_options make_options(std::uint32_t max_header_bytes, std::uint32_t max_depth, std::uint32_t max_ndim,
                             std::uint64_t max_data_bytes, bool allow_trailing_data, bool allow_object, bool canonical,
@@ -419,5 +416,6 @@ PYBIND11_MODULE(_npyguard, m) {
   m.def("npz_load_buffer", &npz_load_buffer);
   m.def("npz_load_file", &npz_load_file);
   m.def("error_codes", &error_codes);
+  npyguard_python::register_scan(m);
   m.def("version", [] { return std::string(npyguard::version()); });
 }

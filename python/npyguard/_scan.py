@@ -1,0 +1,621 @@
+"""One verdict per file for whole trees, globs and fsspec URLs, in threads or on
+a Dask cluster, reading only the bytes each verdict needs.
+
+The report is `npyguard check -r --json`'s, file for file: the same walk
+(entries sorted by name; names ending in .npy, .npz or .ra; symbolic links
+inside a directory skipped; FIFOs, sockets and devices reported, never
+opened), the same format detection and the same defaults as the command
+(a header of up to 1 MiB, not load()'s numpy-like 10,000). What the scan adds
+is how much it read: every check reads by offset with minimal reads, and
+counts the reads and the bytes they returned.
+"""
+
+import base64
+import collections
+import concurrent.futures
+import fnmatch
+import os
+import stat
+import time
+
+from . import _npyguard
+
+#: The report's columns, in order.
+COLUMNS = ("file", "format", "valid", "code", "offset", "member", "member_offset", "message", "shape", "descr",
+           "nbytes", "members", "bytes_read", "reads")
+
+#: One file's answer: the columns of the scan's report. `code`, `offset`,
+#: `member`, `member_offset` and `message` are None for a valid file; `shape`,
+#: `descr` and `nbytes` for a .npy or .ra (nbytes, and members, for an .npz)
+#: are None for an invalid one. `bytes_read` counts the bytes its reads
+#: returned and `reads` the requests made.
+FileReport = collections.namedtuple("FileReport", COLUMNS)
+
+_SUFFIXES = (".npy", ".npz", ".ra")
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+            stat.S_IFBLK: "a block device"}
+_NOT_READ = "; not opened (under -r, FIFOs, sockets and devices are reported, never read)"
+
+
+def _has_suffix(name):
+    return any(len(name) > len(s) and name.endswith(s) for s in _SUFFIXES)
+
+
+def _format_by_name(name):
+    """The format an input that cannot be read is reported as: check's guess by name."""
+    for suffix, fmt in ((".npz", "npz"), (".ra", "ra")):
+        if len(name) > len(suffix) and name.endswith(suffix):
+            return fmt
+    return "npy"
+
+
+def _problem(display, message):
+    """An input that could not be read at all: io_error, without an offset."""
+    return ("x", display, _format_by_name(display), message)
+
+
+def _has_magic(text):
+    return any(c in text for c in "*?[")
+
+
+def _join(directory, name):
+    return directory + name if not directory or directory.endswith("/") else directory + "/" + name
+
+
+# ---------------------------------------------------------------------------
+# Sources
+
+
+class FsspecSource:
+    """A file of an fsspec file system as a source for check_source: size() and
+    read_at(offset, length), each read one ranged request (fs.cat_file with
+    start and end), never a cached or read-ahead block."""
+
+    def __init__(self, fs, path, size=None):
+        self.fs = fs
+        self.path = path
+        self._size = size
+
+    def size(self):
+        if self._size is None:
+            self._size = int(self.fs.size(self.path))
+        return self._size
+
+    def read_at(self, offset, length):
+        return self.fs.cat_file(self.path, start=offset, end=offset + length)
+
+    def __repr__(self):
+        return f"FsspecSource({self.fs.unstrip_protocol(self.path)!r})"
+
+
+def _row(display, native):
+    return FileReport(display, *native)
+
+
+def check_source(source, *, name="", verify=False, **limits):
+    """The FileReport of one input: a local path (str or os.PathLike; regular files
+    only), or any object with size() and read_at(offset, length) returning at most
+    `length` bytes (FsspecSource for fsspec file systems). Never raises for what
+    the input holds or for a failed read: those are the report's code and message.
+
+    name     how the input is called in the report, and what a name ending in .ra
+             or .npz tells the format detection (for a path: the path)
+    verify   .npz: read every member in full (lengths, CRC-32), in bounded memory
+    limits   as for `npyguard check`: max_header_bytes (1 MiB), max_depth,
+             max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+             canonical, max_members, max_total_bytes, max_ratio, allow_type5,
+             reject_metadata
+    """
+    opts = _scan_options(verify=verify, **limits)
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fsencode(os.fspath(source))
+        return _row(name or os.fsdecode(path), _npyguard.scan_paths([path], opts)[0])
+    label = os.fsdecode(name) if name else ""
+    return _row(label or repr(source), _npyguard.scan_source(source, os.fsencode(label), opts))
+
+
+def _scan_options(verify=False, max_header_bytes=1 << 20, max_depth=32, max_ndim=64, max_data_bytes=None,
+                  allow_trailing_data=False, allow_object=False, canonical=False, max_members=65535,
+                  max_total_bytes=1 << 32, max_ratio=1032, allow_type5=True, reject_metadata=False):
+    from . import _options  # the package's checked, cached options
+    return _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
+                    canonical, verify, max_members, max_total_bytes, max_ratio, allow_type5, reject_metadata)
+
+
+# ---------------------------------------------------------------------------
+# Listing: lazy, one directory held at a time (sorted, as check -r walks).
+#
+# Work items, small and picklable:
+#   ("p", display, path_bytes)          a local path, checked natively
+#   ("r", display, fs, path, size)      a file of an fsspec file system
+#   ("x", display, format, message)     an input that cannot be read (io_error)
+
+
+class _Local:
+    """The local file system, by bytes paths (any name, UTF-8 or not)."""
+
+    @staticmethod
+    def display(path):
+        return os.fsdecode(path)
+
+    @staticmethod
+    def item(path, size=None):
+        return ("p", os.fsdecode(path), path)
+
+    @staticmethod
+    def join(directory, name):
+        return directory + name if not directory or directory.endswith(b"/") else directory + b"/" + name
+
+    @staticmethod
+    def kind(path):
+        """'dir', 'file' (anything else that is named is checked, as check does),
+        following symbolic links as an argument does; None if it does not exist."""
+        try:
+            return "dir" if stat.S_ISDIR(os.stat(path).st_mode) else "file"
+        except OSError:
+            return "file" if os.path.lexists(path) else None
+
+    @staticmethod
+    def identity(path):
+        info = os.stat(path)
+        return (info.st_dev, info.st_ino)
+
+    @staticmethod
+    def entries(path):
+        """(name, kind, size, identity) of every entry, sorted by name; kind is
+        'file', 'dir', 'link' or a special file's description."""
+        with os.scandir(path or b".") as listing:
+            found = sorted(listing, key=lambda e: e.name)
+        for entry in found:
+            if entry.is_symlink():
+                yield entry.name, "link", None, None
+                continue
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    yield entry.name, "file", None, None
+                    continue
+                info = entry.stat(follow_symlinks=False)
+            except OSError as e:
+                yield entry.name, "error:cannot stat: " + os.strerror(e.errno or 0), None, None
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                yield entry.name, "dir", None, (info.st_dev, info.st_ino)
+            elif stat.S_ISREG(info.st_mode):
+                yield entry.name, "file", None, None
+            else:
+                yield entry.name, "special:" + _SPECIAL.get(stat.S_IFMT(info.st_mode), "not a regular file"), None, None
+
+    @staticmethod
+    def text(name):
+        return os.fsdecode(name)
+
+
+class _Fsspec:
+    """An fsspec file system, listed with ls(detail=True) one directory at a time."""
+
+    def __init__(self, fs):
+        self.fs = fs
+
+    def display(self, path):
+        return self.fs.unstrip_protocol(path)
+
+    def item(self, path, size=None):
+        return ("r", self.fs.unstrip_protocol(path), self.fs, path, size)
+
+    @staticmethod
+    def join(directory, name):
+        return _join(directory, name)
+
+    def kind(self, path):
+        try:
+            info = self.fs.info(path)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return "file"  # the check reports why it cannot be read
+        return "dir" if info.get("type") == "directory" else "file"
+
+    @staticmethod
+    def identity(path):
+        return path
+
+    def entries(self, path):
+        listed = self.fs.ls(path, detail=True)
+        found = []
+        for info in listed:
+            full = self.fs._strip_protocol(info["name"]).rstrip("/")
+            name = full.rsplit("/", 1)[-1]
+            if full == path.rstrip("/") or not name:
+                continue
+            kind = "dir" if info.get("type") == "directory" else "file"
+            found.append((name, kind, info.get("size") if kind == "file" else None, full))
+        found.sort(key=lambda entry: entry[0])
+        for name, kind, size, full in found:
+            yield name, kind, size, full if kind == "dir" else None
+
+    @staticmethod
+    def text(name):
+        return name
+
+
+def _walk(backend, top, visited):
+    """check -r's walk of directory `top`, lazily: depth first, each directory's
+    entries sorted by name; only names ending in .npy, .npz or .ra; symbolic
+    links skipped; special files reported, never opened."""
+    stack = []
+
+    def enter(path, identity):
+        if identity in visited:
+            return None  # reached twice: a bind mount or a repeated argument
+        visited.add(identity)
+        try:
+            return iter(list(backend.entries(path)))
+        except OSError as e:
+            return iter([(None, "error:cannot read the directory: " + (os.strerror(e.errno) if e.errno else str(e)),
+                          None, None)])
+
+    try:
+        first = enter(top, backend.identity(top))
+    except OSError as e:
+        yield ("x", backend.display(top), "npy", "cannot stat: " + os.strerror(e.errno or 0))
+        return
+    if first is not None:
+        stack.append((top, first))
+    while stack:
+        directory, entries = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name, kind, size, identity = entry
+        if name is None:  # the directory itself could not be read
+            yield _problem(backend.display(directory), kind[len("error:"):])
+            continue
+        child = backend.join(directory, name)
+        wanted = _has_suffix(backend.text(name))
+        if kind == "dir":
+            listing = enter(child, identity)
+            if listing is not None:
+                stack.append((child, listing))
+        elif kind == "file":
+            if wanted:
+                yield backend.item(child, size)
+        elif kind.startswith("special:"):
+            if wanted:
+                yield _problem(backend.display(child), "is " + kind[len("special:"):] + _NOT_READ)
+        elif kind.startswith("error:"):
+            yield _problem(backend.display(child), kind[len("error:"):])
+        # links: skipped, as check -r skips them
+
+
+def _glob(backend, base, parts, visited):
+    """Paths matching the pattern components `parts` under `base`, lazily and
+    sorted per directory. '*', '?' and '[...]' match within one name (not a
+    leading '.'), '**' any number of directories (symbolic links not followed).
+    A match that is a directory is walked as check -r walks it."""
+    if not parts:
+        kind = backend.kind(base)
+        if kind == "dir":
+            yield from _walk(backend, base, visited)
+        elif kind is not None:
+            yield backend.item(base)
+        return
+    head, rest = parts[0], parts[1:]
+    text = backend.text(head)
+    if not _has_magic(text):
+        yield from _glob(backend, backend.join(base, head) if base or head else head, rest, visited)
+        return
+    try:
+        entries = list(backend.entries(base))
+    except OSError:
+        return
+    if text == "**":
+        yield from _glob(backend, base, rest, visited)
+        for name, kind, _, _ in entries:
+            if kind == "dir" and not backend.text(name).startswith("."):
+                yield from _glob(backend, backend.join(base, name), parts, visited)
+        return
+    for name, kind, _, _ in entries:
+        shown = backend.text(name)
+        if shown.startswith(".") and not text.startswith("."):
+            continue
+        if not fnmatch.fnmatchcase(shown, text):
+            continue
+        if rest and kind != "dir":
+            continue
+        if kind == "link" and not rest:
+            continue  # as the walk: links are not followed
+        yield from _glob(backend, backend.join(base, name), rest, visited)
+
+
+def _pattern_parts(pattern, sep):
+    parts = pattern.split(sep)
+    collapsed = []
+    for part in parts:
+        if part == (b"**" if isinstance(sep, bytes) else "**") and collapsed and collapsed[-1] == part:
+            continue  # '**/**' is '**': no file twice
+        collapsed.append(part)
+    return collapsed
+
+
+def _expand(arguments):
+    """Work items for paths, globs and URLs, lazily, in argument order."""
+    visited = set()
+    for argument in arguments:
+        text = os.fspath(argument)
+        if isinstance(text, str) and "://" in text and not text.startswith("file://"):
+            yield from _expand_url(text, visited)
+            continue
+        if isinstance(text, str) and text.startswith("file://"):
+            text = text[len("file://"):]
+        path = os.fsencode(text)
+        kind = _Local.kind(path)
+        if kind == "dir":
+            yield from _walk(_Local, path, visited)
+        elif kind is not None or not _has_magic(os.fsdecode(path)):
+            yield _Local.item(path)  # a missing file is reported by its check
+        else:
+            root = b"/" if path.startswith(b"/") else b""
+            parts = [p for p in _pattern_parts(path[len(root):], b"/") if p]
+            yield from _glob(_Local, root, parts, visited)
+
+
+def _expand_url(url, visited):
+    import fsspec  # only for URLs
+
+    fs, path = fsspec.core.url_to_fs(url)
+    backend = _Fsspec(fs)
+    if not _has_magic(path):
+        kind = backend.kind(path)
+        if kind == "dir":
+            yield from _walk(backend, path, visited)
+        else:
+            yield backend.item(path)
+        return
+    root = "/" if path.startswith("/") else ""
+    parts = [p for p in _pattern_parts(path[len(root):], "/") if p]
+    yield from _glob(backend, root, parts, visited)
+
+
+# ---------------------------------------------------------------------------
+# Checking batches (in a thread, or as a Dask task)
+
+
+def _check_batch(batch, limits):
+    """(rows, seconds) for a batch of work items, in order. Runs anywhere
+    npyguard is installed: on a Dask worker, the task."""
+    start = time.perf_counter()
+    opts = _scan_options(**limits)
+    rows = []
+    i = 0
+    while i < len(batch):
+        kind = batch[i][0]
+        if kind == "p":  # a run of local paths: one native call, without the GIL
+            j = i
+            while j < len(batch) and batch[j][0] == "p":
+                j += 1
+            natives = _npyguard.scan_paths([item[2] for item in batch[i:j]], opts)
+            rows.extend(FileReport(item[1], *native) for item, native in zip(batch[i:j], natives))
+            i = j
+            continue
+        item = batch[i]
+        if kind == "r":
+            _, display, fs, path, size = item
+            rows.append(FileReport(display, *_npyguard.scan_source(FsspecSource(fs, path, size),
+                                                                   path.encode("utf-8", "surrogateescape"), opts)))
+        else:
+            _, display, fmt, message = item
+            rows.append(FileReport(display, fmt, False, "io_error", None, None, None, message, None, None, None,
+                                   None, 0, 0))
+        i += 1
+    return rows, time.perf_counter() - start
+
+
+class _Batcher:
+    """Work items in batches sized so that one takes about `seconds` to check,
+    from the rate of the batches checked so far (or a fixed size)."""
+
+    def __init__(self, items, seconds=1.0, fixed=None, largest=100_000):
+        self._items = iter(items)
+        self._seconds = seconds
+        self._largest = largest
+        self._fixed = fixed
+        self._size = fixed or 16
+        self._per_file = None
+
+    def learn(self, files, seconds):
+        if self._fixed or files == 0:
+            return
+        per_file = max(seconds, 1e-6) / files
+        self._per_file = per_file if self._per_file is None else 0.5 * self._per_file + 0.5 * per_file
+        self._size = int(min(self._largest, max(1, self._seconds / self._per_file)))
+
+    def __iter__(self):
+        while True:
+            batch = []
+            for item in self._items:
+                batch.append(item)
+                if len(batch) >= self._size:
+                    break
+            if not batch:
+                return
+            yield batch
+
+
+def _in_threads(batcher, limits, workers):
+    """Rows of each batch, in order, checked on `workers` threads; at most
+    2 * workers batches in flight."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = collections.deque()
+        for batch in batcher:
+            pending.append(pool.submit(_check_batch, batch, limits))
+            while len(pending) >= 2 * workers or (pending and pending[0].done()):
+                rows, seconds = pending.popleft().result()
+                batcher.learn(len(rows), seconds)
+                yield rows
+        while pending:
+            rows, seconds = pending.popleft().result()
+            yield rows
+
+
+def _died(item):
+    display = item[1]
+    return FileReport(display, item[3] if item[0] == "x" else _format_by_name(display), False, "io_error", None,
+                      None, None, "not checked: every Dask worker that read it died (KilledWorker)", None, None, None,
+                      None, 0, 0)
+
+
+class _Parts:
+    """A batch's rows by part: a list of rows once checked, or, for a part whose
+    task kept killing workers, the _Parts of its single files."""
+
+    def __init__(self, count):
+        self.slots = [None] * count
+
+    def complete(self):
+        return all(s is not None and (not isinstance(s, _Parts) or s.complete()) for s in self.slots)
+
+    def rows(self):
+        for s in self.slots:
+            if isinstance(s, _Parts):
+                yield from s.rows()
+            else:
+                yield from s
+
+
+def _on_cluster(client, batcher, limits):
+    """Rows of each batch, in order, checked as Dask tasks. A batch whose task
+    a worker's death interrupts is run again by Dask (distributed's
+    allowed-failures); one that keeps killing workers (KilledWorker) is split
+    into single files, and a file that still does is reported as io_error.
+    Each task's result is taken once, so every file is reported once."""
+    from distributed import as_completed
+    from distributed.scheduler import KilledWorker
+
+    window = 2 * (sum(client.nthreads().values()) or 1) + 2
+    queue = as_completed()
+    jobs = {}  # future -> (parts, slot, items)
+    batches = collections.OrderedDict()  # batch index -> _Parts, in order
+    next_index = 0
+    source = iter(batcher)
+
+    def submit(parts, slot, items):
+        future = client.submit(_check_batch, items, limits, pure=False)
+        jobs[future] = (parts, slot, items)
+        queue.add(future)
+
+    while True:
+        while len(jobs) < window:
+            batch = next(source, None)
+            if batch is None:
+                break
+            batches[next_index] = _Parts(1)
+            submit(batches[next_index], 0, batch)
+            next_index += 1
+        if not jobs:
+            break
+        future = next(queue)
+        parts, slot, items = jobs.pop(future)
+        try:
+            rows, seconds = future.result()
+            batcher.learn(len(rows), seconds)
+            parts.slots[slot] = rows
+        except KilledWorker:
+            if len(items) == 1:
+                parts.slots[slot] = [_died(items[0])]
+            else:
+                singles = parts.slots[slot] = _Parts(len(items))
+                for k, item in enumerate(items):
+                    submit(singles, k, [item])
+        finally:
+            future.release()
+        while batches and next(iter(batches.values())).complete():
+            yield list(batches.popitem(last=False)[1].rows())
+
+
+def scan_rows(urls_or_globs, *, client=None, workers=None, verify=False, batch_size=None, batch_seconds=1.0,
+              **limits):
+    """The scan's FileReports, in order, as a lazy iterator of lists (one per
+    batch): what scan() and `python -m npyguard scan` are built on."""
+    if isinstance(urls_or_globs, (str, bytes, os.PathLike)):
+        urls_or_globs = [urls_or_globs]
+    limits = dict(limits, verify=verify)
+    _scan_options(**limits)  # refuse bad limits before listing anything
+    # A task's files travel pickled: at most 4,000 (about half a megabyte) per task.
+    batcher = _Batcher(_expand(urls_or_globs), batch_seconds, batch_size, 4000 if client is not None else 100_000)
+    if client is not None:
+        return _on_cluster(client, batcher, limits)
+    return _in_threads(batcher, limits, workers or os.cpu_count() or 1)
+
+
+def scan(urls_or_globs, *, client=None, workers=None, verify=False, progress=False, batch_size=None,
+         batch_seconds=1.0, **limits):
+    """A pandas DataFrame with one row per file (COLUMNS) for paths, directories
+    (walked as `npyguard check -r` walks them), globs ('**' for any depth) and
+    fsspec URLs ("s3://bucket/uploads/", "memory://tree/**/*.npz").
+
+    client         a distributed.Client: batches of files become tasks on its
+                   cluster (workers need npyguard installed); None: this
+                   process's threads (validation releases the GIL)
+    workers        threads without a client (default: the CPU count)
+    verify         .npz: read every member in full (CRC-32) in bounded memory;
+                   otherwise no array data is read
+    progress       a tqdm progress bar on standard error
+    batch_size     files per batch (default: sized so that a batch takes about
+                   batch_seconds, from the rate so far)
+    limits         as for check_source (the command's defaults)
+
+    Files are listed lazily, one directory at a time. An unreadable file is a
+    row (io_error with why), never an exception.
+    """
+    import pandas as pd
+
+    rows = []
+    bar = _progress_bar(progress)
+    for batch in scan_rows(urls_or_globs, client=client, workers=workers, verify=verify, batch_size=batch_size,
+                           batch_seconds=batch_seconds, **limits):
+        rows.extend(batch)
+        if bar is not None:
+            bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+    return _frame(pd, rows)
+
+
+def _progress_bar(enabled):
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(unit=" files", desc="npyguard scan")
+
+
+def _frame(pd, rows):
+    columns = list(zip(*rows)) if rows else [()] * len(COLUMNS)
+    data = {}
+    for name, values in zip(COLUMNS, columns):
+        if name in ("offset", "member_offset", "nbytes", "members", "bytes_read", "reads"):
+            data[name] = pd.array(list(values), dtype="UInt64")
+        elif name == "valid":
+            data[name] = pd.array(list(values), dtype="bool")
+        else:
+            data[name] = pd.array(list(values), dtype="object")
+    return pd.DataFrame(data, columns=list(COLUMNS))
+
+
+def report_record(row):
+    """A FileReport as a JSON-ready dict: the file's name as text, with
+    file_bytes (base64) when the name is not UTF-8, as `npyguard check --json`."""
+    record = row._asdict()
+    name = row.file
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = name.encode("utf-8", "surrogateescape")
+        record["file"] = raw.decode("utf-8", "backslashreplace")
+        record["file_bytes"] = base64.b64encode(raw).decode("ascii")
+    if row.shape is not None:
+        record["shape"] = list(row.shape)
+    return record

@@ -1,0 +1,22 @@
+// What the native module's files share: the options the Python half
+// validated, and the registration of the scan's functions (scan.cpp).
+#ifndef NPYGUARD_PYTHON_NATIVE_HPP
+#define NPYGUARD_PYTHON_NATIVE_HPP
+
+#include <pybind11/pybind11.h>
+
+#include "npyguard/options.hpp"
+
+namespace npyguard_python {
+
+// The options the Python half validated (npyguard/__init__.py, _cached_options).
+struct native_options {
+  npyguard::options opts;
+};
+
+// scan_paths and scan_source (scan.cpp).
+void register_scan(pybind11::module_& m);
+
+} // namespace npyguard_python
+
+#endif

@@ -1,0 +1,410 @@
+"""npyguard.scan and `python -m npyguard scan` (issue 19): a tree of 10,000 valid and
+hostile files checked in threads, on a 2-process Dask LocalCluster and through
+fsspec's memory:// file system, against `npyguard check -r --json` file for file;
+the bytes each check reads; a worker killed mid-scan; the file system's hostile
+entries."""
+
+import base64
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zipfile
+import zlib
+
+import pytest
+
+import npyguard
+from npyguard import _scan
+
+pd = pytest.importorskip("pandas")
+distributed = pytest.importorskip("distributed")
+fsspec = pytest.importorskip("fsspec")
+
+from scan_tree import build  # noqa: E402  (python/tests, on pytest's path)
+
+TREE_FILES = 10_000
+TOOL = os.environ.get("NPYGUARD_TOOL")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory, source_dir, npz_archives, ra_files):
+    root = tmp_path_factory.mktemp("scan") / "tree"
+    root.mkdir()
+    regular = build(root, TREE_FILES, source_dir, npz_archives[0], ra_files[0])
+    return root, regular
+
+
+@pytest.fixture(scope="module")
+def check_records(tree):
+    """`npyguard check -r --json` on the tree: the reference, one record per file."""
+    if not TOOL:
+        pytest.skip("NPYGUARD_TOOL (the command) is not set")
+    done = subprocess.run([TOOL, "check", "-r", "--json", str(tree[0])], capture_output=True, check=False)
+    assert done.returncode == 2, done.stderr  # the FIFO is unreadable
+    return [json.loads(line) for line in done.stdout.decode().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def local_rows(tree):
+    return [row for batch in _scan.scan_rows(str(tree[0]), workers=2) for row in batch]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=50) as local, Client(local) as client:
+        yield client
+
+
+def name_bytes(record):
+    return base64.b64decode(record["file_bytes"]) if "file_bytes" in record else record["file"].encode()
+
+
+def from_check(record):
+    error = record.get("error") or {}
+    fmt = record["format"]
+    detail = None
+    if record["valid"]:
+        if fmt == "npz":
+            detail = (sum(m["nbytes"] for m in record["members"]), len(record["members"]))
+        elif fmt == "ra":
+            detail = (tuple(record["dims"]), record["data_length"])
+        else:
+            detail = (tuple(record["shape"]), record["descr"], None if record["data_is_pickle"] else record["nbytes"])
+    return (name_bytes(record), fmt, record["valid"], error.get("code"), error.get("offset"), record.get("member"),
+            record.get("member_offset"), detail)
+
+
+def from_scan(row):
+    detail = None
+    if row.valid:
+        if row.format == "npz":
+            detail = (row.nbytes, row.members)
+        elif row.format == "ra":
+            detail = (row.shape, row.nbytes)
+        else:
+            detail = (row.shape, row.descr, row.nbytes)
+    return (os.fsencode(row.file), row.format, row.valid, row.code, row.offset, row.member, row.member_offset, detail)
+
+
+def rows_of(frame):
+    """The DataFrame's rows as FileReports, pandas' missing values as None."""
+    out = []
+    for values in frame.astype(object).itertuples(index=False, name=None):
+        out.append(npyguard.FileReport(*(None if v is pd.NA else v for v in values)))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The tree against the command
+
+
+def test_the_tree_holds_every_format_and_many_codes(check_records, tree):
+    assert len(check_records) == tree[1] + 1  # the FIFO is reported too
+    formats = {r["format"] for r in check_records}
+    codes = {(r.get("error") or {}).get("code") for r in check_records}
+    assert formats == {"npy", "npz", "ra"}
+    assert None in codes and "io_error" in codes
+    assert len(codes) > 40, sorted(c for c in codes if c)
+
+
+def test_in_process_scan_equals_check(check_records, local_rows):
+    assert [from_scan(r) for r in local_rows] == [from_check(r) for r in check_records]
+
+
+def test_cluster_scan_equals_check_file_for_file(cluster, check_records, local_rows, tree):
+    frame = npyguard.scan([str(tree[0])], client=cluster)
+    rows = rows_of(frame)
+    assert [from_scan(r) for r in rows] == [from_check(r) for r in check_records]
+    assert rows == local_rows  # bytes_read and reads included
+    assert list(frame.columns) == list(npyguard._scan.COLUMNS)
+    assert str(frame["offset"].dtype) == "UInt64" and frame["valid"].dtype == bool
+
+
+def test_globs_select_a_subset(local_rows, tree):
+    # One directory's names, in the walk's order.
+    frame = npyguard.scan(str(tree[0]) + "/d00[0-2]/f*.npy")
+    expected = [r for r in local_rows if r.file.endswith(".npy") and "/deep/" not in r.file and
+                any(f"/d00{k}/" in r.file for k in range(3))]
+    assert expected and rows_of(frame) == expected
+    # '**': any depth, each directory's matches before its subdirectories'.
+    rows = rows_of(npyguard.scan(str(tree[0]) + "/**/*.ra"))
+    expected = [r for r in local_rows if r.file.endswith(".ra")]
+    assert expected and sorted(rows) == sorted(expected) and len(rows) == len(expected)
+    assert rows_of(npyguard.scan(str(tree[0]) + "/**/**/*.ra")) == rows  # '**/**' is '**': no file twice
+
+
+# ---------------------------------------------------------------------------
+# Bytes read
+
+
+def _npz_bound(data):
+    """The end window + the central directory + per member its local header (and
+    64 bytes after it), its .npy header, and 1 KiB of a deflated member."""
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    end = zipfile._EndRecData(io.BytesIO(data))  # noqa: SLF001  (the directory's size and offset)
+    bound = min(len(data), 65557) + end[zipfile._ECD_SIZE]
+    for info in archive.infolist():
+        bound += 30 + len(info.orig_filename.encode("utf-8")) + 64
+        local = info.header_offset
+        start = local + 30 + int.from_bytes(data[local + 26:local + 28], "little") + int.from_bytes(
+            data[local + 28:local + 30], "little")
+        head = data[start:start + 12]
+        if info.compress_type == zipfile.ZIP_DEFLATED:  # no CRC check: the default mode does not read that far
+            head = zlib.decompressobj(-15).decompress(data[start:start + info.compress_size], 12)
+        width = 2 if head[6:7] == b"\x01" else 4
+        header = 10 + (width - 2) + int.from_bytes(head[8:8 + width], "little")
+        bound += header + (1024 if info.compress_type == zipfile.ZIP_DEFLATED else 0)
+    return bound
+
+
+def test_memory_filesystem_scan_reads_only_headers(tree, local_rows, check_records):
+    fs = fsspec.filesystem("memory")
+    root = f"/scan-{uuid.uuid4().hex}"
+    base = os.fsencode(tree[0])
+    copied = {}
+    for row in local_rows:
+        raw = os.fsencode(row.file)
+        if row.code == "io_error" or b"\xff" in raw:
+            continue  # the FIFO; and memory:// names are text
+        relative = raw[len(base):].decode()
+        data = open(raw, "rb").read()
+        fs.pipe_file(root + relative, data)
+        copied["memory://" + root + relative] = (row, data)
+    try:
+        rows = rows_of(npyguard.scan("memory://" + root))
+    finally:  # (fs.rm is quadratic in the files of the tree)
+        for key in [k for k in fs.store if k.startswith(root + "/")]:
+            del fs.store[key]
+        fs.pseudo_dirs[:] = [d for d in fs.pseudo_dirs if not d.startswith(root)]
+    assert [r.file for r in rows] == sorted(copied, key=lambda u: u.split("/"))
+    by_name = {name_bytes(r): r for r in check_records}
+    total_read = total_size = 0
+    for row in rows:
+        local, data = copied[row.file]
+        # The same verdict and the same reads as from the local file system.
+        assert row[1:] == local[1:], row.file
+        total_read += row.bytes_read
+        total_size += len(data)
+        record = by_name[os.fsencode(local.file)]
+        if row.format == "npy":
+            if row.valid:  # exactly the preamble and header: not one byte of data
+                assert row.bytes_read == record["data_offset"] and row.reads == 2
+            assert row.bytes_read <= max(12, _declared_npy_header_end(data))
+        elif row.format == "ra":
+            if row.valid:
+                assert row.bytes_read == 48 + 8 * record["ndims"]
+            assert row.bytes_read <= 48 + 8 * min(_ra_ndims(data), 1 << 20)
+        elif row.valid:
+            assert row.bytes_read <= _npz_bound(data), row.file
+        assert row.bytes_read <= len(data)
+    print(f"\nmemory:// scan: {len(rows)} files, {total_read} of {total_size} bytes read "
+          f"({total_read / total_size:.1%})")
+    # The tree's arrays are small (most under 1 KiB: headers are most of them);
+    # its big ones are read only at their headers and ends.
+    big = [r for r in rows if "/big/" in r.file]
+    assert len(big) == 3 and all(r.valid for r in big)
+    for row in big:
+        size = len(copied[row.file][1])
+        assert row.bytes_read <= (65557 + 4096 if row.format == "npz" else size / 1000), row
+
+
+def _declared_npy_header_end(data):
+    if len(data) < 10 or not data.startswith(b"\x93NUMPY"):
+        return len(data)
+    width = 2 if data[6] == 1 else 4
+    return 8 + width + int.from_bytes(data[8:8 + width], "little")
+
+
+def _ra_ndims(data):
+    return int.from_bytes(data[40:48], "little") if len(data) >= 48 else 0
+
+
+# ---------------------------------------------------------------------------
+# Faults
+
+
+def test_a_worker_killed_mid_scan_loses_no_file(tree, local_rows):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=50) as local, Client(local) as client:
+        pids = client.run(os.getpid)
+        result = {}
+        scanning = threading.Thread(target=lambda: result.setdefault(
+            "rows", [r for b in _scan.scan_rows(str(tree[0]), client=client, batch_size=5) for r in b]))
+        scanning.start()
+        victim = None
+        deadline = time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            busy = [w for w, tasks in client.processing().items() if tasks and w in pids]
+            if busy:
+                victim = busy[0]
+            else:
+                time.sleep(0.005)
+        assert victim is not None, "no worker ever had a task"
+        os.kill(pids[victim], signal.SIGKILL)
+        killed_mid_scan = scanning.is_alive()
+        scanning.join(timeout=300)
+        assert not scanning.is_alive()
+        assert killed_mid_scan
+        assert pids[victim] not in client.run(os.getpid).values()  # it really died (the nanny started another)
+    rows = result["rows"]
+    assert len(rows) == len(local_rows)
+    assert len({r.file for r in rows}) == len(rows)  # every file once
+    assert rows == local_rows
+
+
+def test_a_hostile_file_cannot_make_the_scan_read_or_allocate_past_the_limits(tmp_path):
+    # A header length of 4 GiB, an .npz declaring 2**64 entries, a .ra of 2**60 dimensions.
+    huge_header = b"\x93NUMPY\x02\x00" + (0xFFFFFFFF).to_bytes(4, "little") + b"{" * 100
+    ra = b"rawarray" + bytes(8) + (3).to_bytes(8, "little") + (4).to_bytes(8, "little") + (0).to_bytes(
+        8, "little") + (1 << 60).to_bytes(8, "little") + bytes(64)
+    for name, data in (("huge.npy", huge_header), ("dims.ra", ra)):
+        (tmp_path / name).write_bytes(data)
+    rows = {r.file.rsplit("/", 1)[1]: r for r in rows_of(npyguard.scan(str(tmp_path)))}
+    assert rows["huge.npy"].code == "header_too_large" and rows["huge.npy"].bytes_read == 12
+    assert rows["dims.ra"].code == "too_many_dimensions" and rows["dims.ra"].bytes_read <= 48
+
+
+class GrowingFile:
+    """A source that grows by a kilobyte each time it is read."""
+
+    def __init__(self, data):
+        self.data = bytearray(data)
+        self.reads = 0
+
+    def size(self):
+        return len(self.data)
+
+    def read_at(self, offset, length):
+        self.reads += 1
+        chunk = bytes(self.data[offset:offset + length])
+        self.data += b"\0" * 1024
+        return chunk
+
+
+def test_a_file_that_grows_while_read(tmp_path, source_dir):
+    data = (source_dir / "examples" / "valid.npy").read_bytes()
+    growing = GrowingFile(data)
+    report = npyguard.check_source(growing, name="growing.npy")
+    # The verdict is about the size the source had when the check began.
+    assert report.valid and report.reads == growing.reads == 2 and report.bytes_read == 128
+    # A local file appended to while a scan runs: a verdict about the size it had
+    # when it was opened, valid or trailing_data, never a crash.
+    path = tmp_path / "appended.npy"
+    path.write_bytes(data)
+    stop = threading.Event()
+
+    def append():
+        with open(path, "ab") as f:
+            while not stop.is_set():
+                f.write(b"\0" * 64)
+                f.flush()
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    try:
+        codes = {npyguard.check_source(path).code for _ in range(200)}
+    finally:
+        stop.set()
+        writer.join()
+    assert codes <= {None, "trailing_data"}
+
+
+class Failing:
+    def __init__(self, fail_size=False, oversize=False):
+        self.fail_size = fail_size
+        self.oversize = oversize
+
+    def size(self):
+        if self.fail_size:
+            raise PermissionError("403 Forbidden")
+        return 200
+
+    def read_at(self, offset, length):
+        if self.oversize:
+            return b"\x93NUMPY" + bytes(length)
+        raise TimeoutError("the bucket did not answer")
+
+
+def test_a_source_that_fails_is_a_row_not_an_exception():
+    cases = {
+        "size": (Failing(fail_size=True), "cannot stat: PermissionError: 403 Forbidden"),
+        "read": (Failing(), "cannot read: TimeoutError: the bucket did not answer"),
+    }
+    for name, (source, message) in cases.items():
+        report = npyguard.check_source(source, name=name + ".npy")
+        assert (report.valid, report.code, report.message) == (False, "io_error", message), name
+    oversize = npyguard.check_source(Failing(oversize=True), name="x.npy")
+    assert oversize.code == "io_error" and "more than asked" in oversize.message
+
+
+def test_hostile_file_system_entries(tree, local_rows):
+    special = [r for r in local_rows if "/special/" in r.file]
+    names = [os.fsencode(r.file).split(b"/special/")[1] for r in special]
+    # The walk: the FIFO reported (never opened), the directory named like a file
+    # walked, links (the loop, a file, a directory) skipped, the name that is not
+    # UTF-8 reported under its own bytes, names without a suffix skipped.
+    assert names == [b"bad\xffname/caf\xe9.npy", b"dir_named.npy/inside.npy", b"empty.npy", b"pipe.npy"]
+    fifo = special[3]
+    assert (fifo.code, fifo.bytes_read) == ("io_error", 0) and "FIFO" in fifo.message
+    assert special[2].code == "truncated_preamble" and special[2].bytes_read == 0
+    assert special[0].valid
+    record = _scan.report_record(special[0])
+    assert base64.b64decode(record["file_bytes"]).endswith(b"/bad\xffname/caf\xe9.npy")
+    assert json.loads(json.dumps(record))["file"].endswith("/bad\\xffname/caf\\xe9.npy")
+    # Named directly: a symlink loop cannot be opened; a FIFO is not read.
+    loop = npyguard.check_source(os.path.join(tree[0], "special", "loop.npy"))
+    assert loop.code == "io_error" and "Too many levels of symbolic links" in loop.message
+    pipe = npyguard.check_source(os.path.join(tree[0], "special", "pipe.npy"))
+    assert pipe.code == "io_error" and "FIFO" in pipe.message
+
+
+# ---------------------------------------------------------------------------
+# The command
+
+
+def run_scan(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "npyguard", "scan", *args], capture_output=True, cwd=cwd,
+                          env=dict(os.environ), timeout=600)
+
+
+def test_command_writes_the_report_and_exits_as_check(tree, local_rows, tmp_path):
+    out = tmp_path / "report.jsonl"
+    done = run_scan(str(tree[0]), "--output", str(out), "--workers", "2")
+    assert done.returncode == 2, done.stderr  # the FIFO: unreadable, as check says
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [name_bytes(r) for r in records] == [os.fsencode(r.file) for r in local_rows]
+    assert [r["code"] for r in records] == [r.code for r in local_rows]
+    assert f"{len(local_rows)} files: " in done.stderr.decode()
+    csv_out = tmp_path / "report.csv"
+    valid_only = tree[0] / "d000" / "f00001.npy"
+    done = run_scan(str(valid_only), str(tree[0] / "d000" / "deep"), "-o", str(csv_out), "-q")
+    assert done.returncode in (0, 1)
+    frame = pd.read_csv(csv_out)
+    assert list(frame.columns) == list(_scan.COLUMNS)
+    first = npyguard.check_source(valid_only)
+    done = run_scan(str(valid_only))
+    assert (done.returncode, json.loads(done.stdout)["valid"]) == (0 if first.valid else 1, first.valid)
+
+
+def test_command_help_and_usage_errors():
+    done = run_scan("--help")
+    text = done.stdout.decode()
+    assert done.returncode == 0
+    for words in ("--scheduler", "--workers", "--output", "Exit status", "bytes_read", "memory://"):
+        assert words in text, words
+    assert run_scan().returncode == 2
+    bad = run_scan(".", "--max-depth", "-3")
+    assert bad.returncode == 2 and b"max-depth" in bad.stderr
+    both = run_scan(".", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1")
+    assert both.returncode == 2 and b"not allowed with" in both.stderr
