@@ -533,7 +533,7 @@ def _on_cluster(client, batcher, limits):
             yield list(batches.popitem(last=False)[1].rows())
 
 
-def scan_rows(urls_or_globs, *, client=None, workers=None, verify=False, batch_size=None, batch_seconds=1.0,
+def scan_rows(urls_or_globs, *, client=None, workers=None, verify=False, batch_size=None, batch_seconds=None,
               **limits):
     """The scan's FileReports, in order, as a lazy iterator of lists (one per
     batch): what scan() and `python -m npyguard scan` are built on."""
@@ -541,15 +541,21 @@ def scan_rows(urls_or_globs, *, client=None, workers=None, verify=False, batch_s
         urls_or_globs = [urls_or_globs]
     limits = dict(limits, verify=verify)
     _scan_options(**limits)  # refuse bad limits before listing anything
-    # A task's files travel pickled: at most 4,000 (about half a megabyte) per task.
-    batcher = _Batcher(_expand(urls_or_globs), batch_seconds, batch_size, 4000 if client is not None else 100_000)
+    if client is not None:
+        # About a second per task; its files travel pickled: at most 4,000
+        # (about half a megabyte) per task.
+        batcher = _Batcher(_expand(urls_or_globs), batch_seconds or 1.0, batch_size, 4000)
+    else:
+        # Threads share this process: batches of about 20 ms keep them all busy
+        # (a whole tree of local files would otherwise be one batch).
+        batcher = _Batcher(_expand(urls_or_globs), batch_seconds or 0.02, batch_size, 100_000)
     if client is not None:
         return _on_cluster(client, batcher, limits)
     return _in_threads(batcher, limits, workers or os.cpu_count() or 1)
 
 
 def scan(urls_or_globs, *, client=None, workers=None, verify=False, progress=False, batch_size=None,
-         batch_seconds=1.0, **limits):
+         batch_seconds=None, **limits):
     """A pandas DataFrame with one row per file (COLUMNS) for paths, directories
     (walked as `npyguard check -r` walks them), globs ('**' for any depth) and
     fsspec URLs ("s3://bucket/uploads/", "memory://tree/**/*.npz").
@@ -561,8 +567,9 @@ def scan(urls_or_globs, *, client=None, workers=None, verify=False, progress=Fal
     verify         .npz: read every member in full (CRC-32) in bounded memory;
                    otherwise no array data is read
     progress       a tqdm progress bar on standard error
-    batch_size     files per batch (default: sized so that a batch takes about
-                   batch_seconds, from the rate so far)
+    batch_size     files per batch (default: sized from the rate so far so that a
+                   batch takes about batch_seconds: 1 s as a Dask task, 20 ms
+                   in a thread)
     limits         as for check_source (the command's defaults)
 
     Files are listed lazily, one directory at a time. An unreadable file is a

@@ -28,6 +28,9 @@ fsspec = pytest.importorskip("fsspec")
 
 from scan_tree import build  # noqa: E402  (python/tests, on pytest's path)
 
+# tornado 6.2 under distributed 2022.12 (Debian 12): not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore:make_current is deprecated:DeprecationWarning")
+
 TREE_FILES = 10_000
 TOOL = os.environ.get("NPYGUARD_TOOL")
 
@@ -59,7 +62,7 @@ def local_rows(tree):
 def cluster():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=50) as local, Client(local) as client:
         yield client
 
@@ -235,7 +238,7 @@ def _ra_ndims(data):
 def test_a_worker_killed_mid_scan_loses_no_file(tree, local_rows):
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=50) as local, Client(local) as client:
         pids = client.run(os.getpid)
         result = {}
@@ -408,3 +411,19 @@ def test_command_help_and_usage_errors():
     assert bad.returncode == 2 and b"max-depth" in bad.stderr
     both = run_scan(".", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1")
     assert both.returncode == 2 and b"not allowed with" in both.stderr
+
+
+def test_verify_reads_npz_members_in_full(tree, local_rows):
+    big = str(tree[0] / "big")
+    light = {r.file: r for r in rows_of(npyguard.scan(big))}
+    full = {r.file: r for r in rows_of(npyguard.scan(big, verify=True))}
+    archive = next(name for name in full if name.endswith(".npz"))
+    size = os.path.getsize(archive)
+    assert full[archive].valid and light[archive].bytes_read < size / 20 < size <= full[archive].bytes_read
+    for name in full:  # .npy and .ra: verify changes nothing
+        if not name.endswith(".npz"):
+            assert full[name] == light[name]
+    # Members whose CRC-32, length or deflate stream is wrong: only verify sees them.
+    broken = [r for r in local_rows if r.format == "npz" and r.valid]
+    verified = rows_of(npyguard.scan([r.file for r in broken], verify=True))
+    assert {r.code for r in verified} - {None} == {"crc_mismatch", "size_mismatch", "bad_deflate"}
