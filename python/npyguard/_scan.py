@@ -167,10 +167,10 @@ class _Local:
         with os.scandir(path or b".") as listing:
             found = sorted(listing, key=lambda e: e.name)
         for entry in found:
-            if entry.is_symlink():
-                yield entry.name, "link", None, None
-                continue
             try:
+                if entry.is_symlink():
+                    yield entry.name, "link", None, None
+                    continue
                 if entry.is_file(follow_symlinks=False):
                     yield entry.name, "file", None, None
                     continue
@@ -211,8 +211,8 @@ class _Fsspec:
             info = self.fs.info(path)
         except FileNotFoundError:
             return None
-        except OSError:
-            return "file"  # the check reports why it cannot be read
+        except Exception:  # noqa: BLE001  the check reports why it cannot be read
+            return "file"
         return "dir" if info.get("type") == "directory" else "file"
 
     @staticmethod
@@ -251,8 +251,10 @@ def _walk(backend, top, visited):
         try:
             return iter(list(backend.entries(path)))
         except OSError as e:
-            return iter([(None, "error:cannot read the directory: " + (os.strerror(e.errno) if e.errno else str(e)),
-                          None, None)])
+            why = os.strerror(e.errno) if e.errno else f"{type(e).__name__}: {e}"
+        except Exception as e:  # a file system's own error (an object store's client)
+            why = f"{type(e).__name__}: {e}"
+        return iter([(None, "error:cannot read the directory: " + why, None, None)])
 
     try:
         first = enter(top, backend.identity(top))

@@ -427,3 +427,34 @@ def test_verify_reads_npz_members_in_full(tree, local_rows):
     broken = [r for r in local_rows if r.format == "npz" and r.valid]
     verified = rows_of(npyguard.scan([r.file for r in broken], verify=True))
     assert {r.code for r in verified} - {None} == {"crc_mismatch", "size_mismatch", "bad_deflate"}
+
+
+def test_an_object_store_that_fails_gives_rows_not_a_failed_scan(monkeypatch, source_dir):
+    fs = fsspec.filesystem("memory")
+    root = f"/fail-{uuid.uuid4().hex}"
+    valid = (source_dir / "examples" / "valid.npy").read_bytes()
+    for name in ("a.npy", "sub/b.npy", "z.npy"):
+        fs.pipe_file(f"{root}/{name}", valid)
+    listing, reading = fs.ls, fs.cat_file
+
+    def ls(path, *args, **kwargs):
+        if path.rstrip("/").endswith("/sub"):
+            raise RuntimeError("SlowDown: please reduce your request rate")
+        return listing(path, *args, **kwargs)
+
+    def cat_file(path, *args, **kwargs):
+        if path.endswith("/z.npy"):
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return reading(path, *args, **kwargs)
+
+    monkeypatch.setattr(fs, "ls", ls)
+    monkeypatch.setattr(fs, "cat_file", cat_file)
+    try:
+        rows = rows_of(npyguard.scan("memory://" + root, workers=1))
+    finally:
+        for key in [k for k in fs.store if k.startswith(root + "/")]:
+            del fs.store[key]
+    assert [(r.file.rsplit(root, 1)[1], r.valid, r.code) for r in rows] == [
+        ("/a.npy", True, None), ("/sub", False, "io_error"), ("/z.npy", False, "io_error")]
+    assert rows[1].message == "cannot read the directory: RuntimeError: SlowDown: please reduce your request rate"
+    assert rows[2].message == "cannot read: ConnectionResetError: [Errno 104] Connection reset by peer"
