@@ -10,7 +10,8 @@
 //           bit 4 an older caller's options struct (the flags past its size
 //           take their defaults), bits 5-7 the stream's chunk size
 //   bytes 1-2: the .npy options, as fuzz_common.hpp's decode_options
-//   byte 3: bit 0 verify, bit 1 ra_reject_metadata, bit 2 ra type 5 refused
+//   byte 3: bit 0 verify, bit 1 ra_reject_metadata, bit 2 ra type 5 refused,
+//           bit 3 minimal_reads
 // 00 00 00 00 is DETECT on a buffer with the default options.
 #include <cstddef>
 
@@ -190,6 +191,7 @@ npyguard_options c_options(const options& cpp, bool older) {
   out.verify = cpp.verify ? 1 : 0;
   out.ra_allow_type5 = cpp.ra_allow_type5 ? 1 : 0;
   out.ra_reject_metadata = cpp.ra_reject_metadata ? 1 : 0;
+  out.minimal_reads = cpp.minimal_reads ? 1 : 0;
   return out;
 }
 
@@ -215,6 +217,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cpp.verify = (third & 1) != 0;
   cpp.ra_reject_metadata = (third & 2) != 0;
   cpp.ra_allow_type5 = (third & 4) == 0;
+  cpp.minimal_reads = (third & 8) != 0;
   const npyguard_options opts = c_options(cpp, older);
   if (older) { // what the library reads of an older struct: the limits only
     const options defaults;
@@ -224,6 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     cpp.verify = defaults.verify;
     cpp.ra_allow_type5 = defaults.ra_allow_type5;
     cpp.ra_reject_metadata = defaults.ra_reject_metadata;
+    cpp.minimal_reads = defaults.minimal_reads;
   }
 
   c_input callbacks{bytes, file_size, chunk, 0};

@@ -157,6 +157,11 @@ typedef struct npyguard_options {
   uint8_t verify;              /* .npz: read every member in full, CRC-32 (0) */
   uint8_t ra_allow_type5;      /* RawArray: element type 5 (bool, bfloat16) (1) */
   uint8_t ra_reject_metadata;  /* RawArray: refuse bytes after the data (0) */
+  /* Readers (npyguard_check_reader): read only what the verdict needs, in
+   * exact reads, not ahead (object storage billed per byte): a .npy's
+   * preamble then its header; an .npz's end window, directory and member
+   * headers. The same verdict either way. (0) */
+  uint8_t minimal_reads;
 } npyguard_options;
 
 /* Sets `*opts` to the defaults and opts->struct_size to `struct_size`

@@ -190,6 +190,7 @@ std::optional<error> convert_options(const npyguard_options* in, npyguard::optio
   NPYGUARD_FLAG(verify, out.verify)
   NPYGUARD_FLAG(ra_allow_type5, out.ra_allow_type5)
   NPYGUARD_FLAG(ra_reject_metadata, out.ra_reject_metadata)
+  NPYGUARD_FLAG(minimal_reads, out.minimal_reads)
 #undef NPYGUARD_FIELD
 #undef NPYGUARD_FLAG
   return std::nullopt;
@@ -381,6 +382,7 @@ void npyguard_options_init(npyguard_options* opts, size_t struct_size) {
   defaults.verify = cpp.verify ? 1 : 0;
   defaults.ra_allow_type5 = cpp.ra_allow_type5 ? 1 : 0;
   defaults.ra_reject_metadata = cpp.ra_reject_metadata ? 1 : 0;
+  defaults.minimal_reads = cpp.minimal_reads ? 1 : 0;
   std::memcpy(opts, &defaults, known);
 }
 

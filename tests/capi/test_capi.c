@@ -126,6 +126,8 @@ typedef struct memory_reader {
   ptrdiff_t error;
   int overanswer;
   int empty_requests;
+  int reads;      /* calls */
+  uint64_t bytes; /* bytes answered */
 } memory_reader;
 
 static ptrdiff_t memory_read_at(void* context, uint64_t offset, void* buffer, size_t size) {
@@ -136,6 +138,8 @@ static ptrdiff_t memory_read_at(void* context, uint64_t offset, void* buffer, si
   if (offset >= m->input.size) return 0;
   n = m->input.size - (size_t)offset < size ? m->input.size - (size_t)offset : size;
   memcpy(buffer, m->input.data + offset, n);
+  ++m->reads;
+  m->bytes += n;
   return m->overanswer ? (ptrdiff_t)n + 1 : (ptrdiff_t)n;
 }
 
@@ -208,6 +212,7 @@ static void test_options_defaults(void) {
   CHECK_U64(opts.verify, 0);
   CHECK_U64(opts.ra_allow_type5, 1);
   CHECK_U64(opts.ra_reject_metadata, 0);
+  CHECK_U64(opts.minimal_reads, 0);
   npyguard_options_init(NULL, sizeof opts); /* nothing to do, no crash */
 }
 
@@ -252,6 +257,7 @@ static void test_npy_every_entry_point(void) {
   memory_reader m;
   memory_stream s;
   npyguard_reader reader;
+  npyguard_options minimal;
   const npyguard_format formats[2] = {NPYGUARD_FORMAT_NPY, NPYGUARD_FORMAT_DETECT};
   size_t i;
   for (i = 0; i < 2; ++i) {
@@ -268,6 +274,22 @@ static void test_npy_every_entry_point(void) {
     r = npyguard_check_reader(formats[i], &reader, NULL);
     check_valid_npy(r);
     CHECK_U64(m.empty_requests, 0);
+    npyguard_result_free(r);
+    /* Minimal reads: the 12-byte preamble, then the rest of the header. */
+    memset(&m, 0, sizeof m);
+    m.input = file;
+    m.fail_at = -1;
+    reader = reader_of(&m);
+    npyguard_options_init(&minimal, sizeof minimal);
+    minimal.minimal_reads = 1;
+    r = npyguard_check_reader(NPYGUARD_FORMAT_NPY, &reader, &minimal);
+    check_valid_npy(r);
+    CHECK_U64(m.reads, 2);
+    CHECK_U64(m.bytes, 128);
+    npyguard_result_free(r);
+    minimal.minimal_reads = 2;
+    r = npyguard_check_reader(NPYGUARD_FORMAT_NPY, &reader, &minimal);
+    CHECK_ERROR(r, NPYGUARD_E_INVALID_ARGUMENT, -1);
     npyguard_result_free(r);
     memset(&s, 0, sizeof s);
     s.input = file;
