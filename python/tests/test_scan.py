@@ -8,6 +8,7 @@ import base64
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -458,3 +459,13 @@ def test_an_object_store_that_fails_gives_rows_not_a_failed_scan(monkeypatch, so
         ("/a.npy", True, None), ("/sub", False, "io_error"), ("/z.npy", False, "io_error")]
     assert rows[1].message == "cannot read the directory: RuntimeError: SlowDown: please reduce your request rate"
     assert rows[2].message == "cannot read: ConnectionResetError: [Errno 104] Connection reset by peer"
+
+
+def test_the_readme_shows_the_real_output(source_dir, tmp_path):
+    text = (source_dir / "README.md").read_text()
+    section = text[text.index("### Scanning many files"):]
+    shown = re.search(r"^```text\n(.*?)^```", section, re.S | re.M).group(1)
+    out = tmp_path / "report.csv"
+    done = run_scan("examples/", "--output", str(out), cwd=source_dir)
+    assert done.returncode == 1 and done.stderr.decode().strip().endswith("8 files: 4 valid, 4 invalid")
+    assert out.read_text().replace("\r\n", "\n") == shown
