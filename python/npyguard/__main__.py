@@ -68,12 +68,13 @@ def _parser():
     where.add_argument("--workers", type=_count, metavar="N",
                        help="threads in this process (default: the CPU count)")
     scan.add_argument("--output", "-o", metavar="FILE",
-                      help="write the report here: FILE.jsonl (JSON lines) or FILE.csv (default: JSON lines on "
-                      "standard output)")
+                      help="write the report here: CSV when FILE ends in .csv, else JSON lines (default: JSON "
+                      "lines on standard output)")
     scan.add_argument("--quiet", "-q", action="store_true",
                       help="no progress bar, no summary, and only the invalid and unreadable files in the report")
     scan.add_argument("--batch-size", type=_count, metavar="N",
-                      help="files per task (default: sized so that a task takes about a second)")
+                      help="files per batch (default: from the rate so far, about a second per Dask task and "
+                      "20 ms per thread)")
     policy = scan.add_argument_group("policy (the command's defaults)")
     policy.add_argument("--verify", action="store_true",
                         help=".npz: also read every member in full (inflate, exact lengths, CRC-32)")
