@@ -15,6 +15,11 @@ of at most 10,000 bytes). The GIL is released while the library validates.
 
 bytes, bytearray, memoryview and any other contiguous buffer are data; str and
 os.PathLike are paths (for check_npz, load_npz, check_ra, load_ra too).
+
+Many files: scan(paths, globs or fsspec URLs, client=None) returns a pandas
+DataFrame with `npyguard check -r`'s verdict for each file and the bytes read
+to reach it (`python -m npyguard scan --help`); check_source(obj) checks any
+object with size() and read_at(offset, length), FsspecSource an fsspec file.
 """
 
 import functools
