@@ -18,6 +18,8 @@ import os
 import stat
 import time
 
+import numpy as np
+
 from . import _npyguard
 
 #: The report's columns, in order.
@@ -311,11 +313,9 @@ def _glob(backend, base, parts, visited):
         entries = list(backend.entries(base))
     except OSError:
         return
-    if text == "**":
-        yield from _glob(backend, base, rest, visited)
-        for name, kind, _, _ in entries:
-            if kind == "dir" and not backend.text(name).startswith("."):
-                yield from _glob(backend, backend.join(base, name), parts, visited)
+    if text == "**":  # iteratively: a tree deeper than Python's recursion limit is no problem
+        for directory in _directories(backend, base, entries):
+            yield from _glob(backend, directory, rest, visited)
         return
     for name, kind, _, _ in entries:
         shown = backend.text(name)
@@ -328,6 +328,28 @@ def _glob(backend, base, parts, visited):
         if kind == "link" and not rest:
             continue  # as the walk: links are not followed
         yield from _glob(backend, backend.join(base, name), rest, visited)
+
+
+def _directories(backend, base, entries):
+    """`base`, then every directory under it, depth first and sorted by name,
+    without hidden names or symbolic links, lazily and without recursion."""
+    yield base
+    stack = [(base, iter(entries))]
+    while stack:
+        directory, listing = stack[-1]
+        entry = next(listing, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name, kind = entry[0], entry[1]
+        if kind != "dir" or backend.text(name).startswith("."):
+            continue
+        child = backend.join(directory, name)
+        yield child
+        try:
+            stack.append((child, iter(list(backend.entries(child)))))
+        except Exception:  # noqa: BLE001  an unreadable directory matches nothing, as in glob
+            continue
 
 
 def _pattern_parts(pattern, sep):
@@ -609,8 +631,11 @@ def _frame(pd, rows):
             data[name] = pd.array(list(values), dtype="UInt64")
         elif name == "valid":
             data[name] = pd.array(list(values), dtype="bool")
-        else:
-            data[name] = pd.array(list(values), dtype="object")
+        else:  # element by element: a column of equal-length shape tuples is not a 2-D array
+            column = np.empty(len(values), dtype=object)
+            for i, value in enumerate(values):
+                column[i] = value
+            data[name] = column
     return pd.DataFrame(data, columns=list(COLUMNS))
 
 

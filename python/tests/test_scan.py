@@ -469,3 +469,27 @@ def test_the_readme_shows_the_real_output(source_dir, tmp_path):
     done = run_scan("examples/", "--output", str(out), cwd=source_dir)
     assert done.returncode == 1 and done.stderr.decode().strip().endswith("8 files: 4 valid, 4 invalid")
     assert out.read_text().replace("\r\n", "\n") == shown
+
+
+def test_a_tree_deeper_than_the_recursion_limit(tmp_path, source_dir):
+    depth = sys.getrecursionlimit() + 200
+    path = tmp_path
+    for _ in range(depth):  # (os.makedirs recurses)
+        path = path / "a"
+        path.mkdir()
+    (path / "deep.npy").write_bytes((source_dir / "examples" / "valid.npy").read_bytes())
+    for pattern in (str(tmp_path), str(tmp_path) + "/**/*.npy", str(tmp_path) + "/**/**/deep.npy"):
+        rows = rows_of(npyguard.scan(pattern))
+        assert [r.file.count("/a") for r in rows] == [depth] and rows[0].valid, pattern
+
+
+def test_a_frame_of_equal_shapes(tmp_path, source_dir):
+    # Every shape a 2-tuple, or none at all: still one column of tuples (or of None).
+    for k in range(3):
+        (tmp_path / f"v{k}.npy").write_bytes((source_dir / "examples" / "valid.npy").read_bytes())
+    frame = npyguard.scan(str(tmp_path))
+    assert list(frame["shape"]) == [(3, 4)] * 3 and frame["shape"].dtype == object
+    empty = npyguard.scan(str(tmp_path / "nothing-here"))
+    assert list(empty["code"]) == ["io_error"] and list(empty["shape"]) == [None]
+    none = npyguard.scan(str(tmp_path / "*.none"))
+    assert len(none) == 0 and list(none.columns) == list(_scan.COLUMNS)
