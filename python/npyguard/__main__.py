@@ -52,6 +52,21 @@ def _count(text):
     return int(text)
 
 
+def _positive(text):
+    value = _count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _cell(value):
+    """A CSV cell that a spreadsheet will not run: text starting with =, +, -, @,
+    a tab or a carriage return (a hostile file or member name) gets a leading '."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog="python -m npyguard", description="npyguard for Python: the scan command.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -65,14 +80,15 @@ def _parser():
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="a Dask scheduler (tcp://host:8786): batches of files become tasks on its workers, "
                        "which need npyguard installed")
-    where.add_argument("--workers", type=_count, metavar="N",
+    where.add_argument("--workers", type=_positive, metavar="N",
                        help="threads in this process (default: the CPU count)")
     scan.add_argument("--output", "-o", metavar="FILE",
-                      help="write the report here: CSV when FILE ends in .csv, else JSON lines (default: JSON "
-                      "lines on standard output)")
+                      help="write the report here: CSV when FILE ends in .csv (a text cell starting with =, +, "
+                      "-, @ gets a leading ', so that no spreadsheet runs a hostile name), else JSON lines (default: "
+                      "JSON lines on standard output)")
     scan.add_argument("--quiet", "-q", action="store_true",
                       help="no progress bar, no summary, and only the invalid and unreadable files in the report")
-    scan.add_argument("--batch-size", type=_count, metavar="N",
+    scan.add_argument("--batch-size", type=_positive, metavar="N",
                       help="files per batch (default: from the rate so far, about a second per Dask task and "
                       "20 ms per thread)")
     policy = scan.add_argument_group("policy (the command's defaults)")
@@ -113,7 +129,7 @@ class _Writer:
             # ASCII only: a hostile name's control characters are escaped, never printed.
             self._stream.write(json.dumps(record) + "\n")
         else:
-            self._csv.writerow(["" if record[c] is None else json.dumps(record[c]) if c == "shape" else record[c]
+            self._csv.writerow(["" if record[c] is None else json.dumps(record[c]) if c == "shape" else _cell(record[c])
                                 for c in _scan.COLUMNS])
 
 

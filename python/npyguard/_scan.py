@@ -8,6 +8,11 @@ opened), the same format detection and the same defaults as the command
 (a header of up to 1 MiB, not load()'s numpy-like 10,000). What the scan adds
 is how much it read: every check reads by offset with minimal reads, and
 counts the reads and the bytes they returned.
+
+Where it differs from the command: a FIFO or device named as an argument is
+reported, never read (check reads it as a stream); "-" is a file named "-",
+not standard input; a glob that matches nothing is a row (io_error). With a
+Dask client, local paths are opened by the workers, on their file systems.
 """
 
 import base64
@@ -98,7 +103,10 @@ def check_source(source, *, name="", verify=False, **limits):
     """The FileReport of one input: a local path (str or os.PathLike; regular files
     only), or any object with size() and read_at(offset, length) returning at most
     `length` bytes (FsspecSource for fsspec file systems). Never raises for what
-    the input holds or for a failed read: those are the report's code and message.
+    the input holds or for a failed read (an Exception from read_at or size()):
+    those are the report's code and message. A path that names a FIFO or a
+    device is reported, never read (where `npyguard check FILE` reads it as a
+    stream). KeyboardInterrupt and SystemExit from the source are raised again.
 
     name     how the input is called in the report, and what a name ending in .ra
              or .npz tells the format detection (for a path: the path)
@@ -112,6 +120,9 @@ def check_source(source, *, name="", verify=False, **limits):
     if isinstance(source, (str, os.PathLike)):
         path = os.fsencode(os.fspath(source))
         return _row(name or os.fsdecode(path), _npyguard.scan_paths([path], opts)[0])
+    if not (callable(getattr(source, "size", None)) and callable(getattr(source, "read_at", None))):
+        raise TypeError(f"a source is a path (str, os.PathLike) or has size() and read_at(offset, length); "
+                        f"{type(source).__name__} is neither")
     label = os.fsdecode(name) if name else ""
     return _row(label or repr(source), _npyguard.scan_source(source, os.fsencode(label), opts))
 
@@ -153,13 +164,13 @@ class _Local:
         """'dir', 'file' (anything else that is named is checked, as check does),
         following symbolic links as an argument does; None if it does not exist."""
         try:
-            return "dir" if stat.S_ISDIR(os.stat(path).st_mode) else "file"
+            return "dir" if stat.S_ISDIR(os.stat(path or b".").st_mode) else "file"
         except OSError:
             return "file" if os.path.lexists(path) else None
 
     @staticmethod
     def identity(path):
-        info = os.stat(path)
+        info = os.stat(path or b".")
         return (info.st_dev, info.st_ino)
 
     @staticmethod
@@ -217,9 +228,8 @@ class _Fsspec:
             return "file"
         return "dir" if info.get("type") == "directory" else "file"
 
-    @staticmethod
-    def identity(path):
-        return path
+    def identity(self, path):
+        return (id(self.fs), path.rstrip("/") or path)  # two file systems may share a path
 
     def entries(self, path):
         listed = self.fs.ls(path, detail=True)
@@ -233,7 +243,7 @@ class _Fsspec:
             found.append((name, kind, info.get("size") if kind == "file" else None, full))
         found.sort(key=lambda entry: entry[0])
         for name, kind, size, full in found:
-            yield name, kind, size, full if kind == "dir" else None
+            yield name, kind, size, (id(self.fs), full) if kind == "dir" else None
 
     @staticmethod
     def text(name):
@@ -261,7 +271,7 @@ def _walk(backend, top, visited):
     try:
         first = enter(top, backend.identity(top))
     except OSError as e:
-        yield ("x", backend.display(top), "npy", "cannot stat: " + os.strerror(e.errno or 0))
+        yield _problem(backend.display(top), "cannot stat: " + os.strerror(e.errno or 0))
         return
     if first is not None:
         stack.append((top, first))
@@ -292,17 +302,25 @@ def _walk(backend, top, visited):
         # links: skipped, as check -r skips them
 
 
-def _glob(backend, base, parts, visited):
+def _glob(backend, base, parts, visited, kind=None):
     """Paths matching the pattern components `parts` under `base`, lazily and
     sorted per directory. '*', '?' and '[...]' match within one name (not a
     leading '.'), '**' any number of directories (symbolic links not followed).
-    A match that is a directory is walked as check -r walks it."""
+    A match that is a directory is walked as check -r walks it; a special file
+    or an unreadable entry is reported as the walk reports it, a directory
+    that cannot be listed as a row of its own. `kind` is the match's entry
+    kind when its directory's listing gave it."""
     if not parts:
-        kind = backend.kind(base)
+        kind = kind or backend.kind(base) or "missing"
         if kind == "dir":
             yield from _walk(backend, base, visited)
-        elif kind is not None:
+        elif kind.startswith("special:"):
+            yield _problem(backend.display(base), "is " + kind[len("special:"):] + _NOT_READ)
+        elif kind.startswith("error:"):
+            yield _problem(backend.display(base), kind[len("error:"):])
+        elif kind == "file":
             yield backend.item(base)
+        # a link (not followed, as in the walk), or a literal component that is missing
         return
     head, rest = parts[0], parts[1:]
     text = backend.text(head)
@@ -311,23 +329,43 @@ def _glob(backend, base, parts, visited):
         return
     try:
         entries = list(backend.entries(base))
-    except OSError:
+    except Exception as e:  # noqa: BLE001  OSError, or an object store client's own error
+        why = os.strerror(e.errno) if isinstance(e, OSError) and e.errno else f"{type(e).__name__}: {e}"
+        yield _problem(backend.display(base) or ".", "cannot read the directory: " + why)
         return
     if text == "**":  # iteratively: a tree deeper than Python's recursion limit is no problem
+        if not rest:  # a final '**': the directory and everything under it, walked once
+            yield from _glob(backend, base, rest, visited, "dir")
+            return
         for directory in _directories(backend, base, entries):
             yield from _glob(backend, directory, rest, visited)
         return
-    for name, kind, _, _ in entries:
+    for name, entry_kind, _, _ in entries:
         shown = backend.text(name)
         if shown.startswith(".") and not text.startswith("."):
             continue
         if not fnmatch.fnmatchcase(shown, text):
             continue
-        if rest and kind != "dir":
+        if rest and entry_kind != "dir":
             continue
-        if kind == "link" and not rest:
-            continue  # as the walk: links are not followed
-        yield from _glob(backend, backend.join(base, name), rest, visited)
+        yield from _glob(backend, backend.join(base, name), rest, visited, entry_kind)
+
+
+def _glob_once(backend, base, parts, visited, pattern):
+    """_glob, with a row when nothing matches (the shell would pass the pattern
+    on, and check would not find it), and each match once when the pattern has
+    more than one '**' (which can reach a file two ways)."""
+    seen = set() if sum(backend.text(p) == "**" for p in parts) > 1 else None
+    matched = False
+    for item in _glob(backend, base, parts, visited):
+        if seen is not None:
+            if item[1] in seen:
+                continue
+            seen.add(item[1])
+        matched = True
+        yield item
+    if not matched:
+        yield _problem(pattern, "no file matches the pattern")
 
 
 def _directories(backend, base, entries):
@@ -353,11 +391,12 @@ def _directories(backend, base, entries):
 
 
 def _pattern_parts(pattern, sep):
-    parts = pattern.split(sep)
+    """The pattern's components, without empty ones, '**/**' as '**'."""
+    double = b"**" if isinstance(sep, bytes) else "**"
     collapsed = []
-    for part in parts:
-        if part == (b"**" if isinstance(sep, bytes) else "**") and collapsed and collapsed[-1] == part:
-            continue  # '**/**' is '**': no file twice
+    for part in pattern.split(sep):
+        if not part or (part == double and collapsed and collapsed[-1] == double):
+            continue
         collapsed.append(part)
     return collapsed
 
@@ -380,8 +419,7 @@ def _expand(arguments):
             yield _Local.item(path)  # a missing file is reported by its check
         else:
             root = b"/" if path.startswith(b"/") else b""
-            parts = [p for p in _pattern_parts(path[len(root):], b"/") if p]
-            yield from _glob(_Local, root, parts, visited)
+            yield from _glob_once(_Local, root, _pattern_parts(path[len(root):], b"/"), visited, os.fsdecode(path))
 
 
 def _expand_url(url, visited):
@@ -397,8 +435,7 @@ def _expand_url(url, visited):
             yield backend.item(path)
         return
     root = "/" if path.startswith("/") else ""
-    parts = [p for p in _pattern_parts(path[len(root):], "/") if p]
-    yield from _glob(backend, root, parts, visited)
+    yield from _glob_once(backend, root, _pattern_parts(path[len(root):], "/"), visited, url)
 
 
 # ---------------------------------------------------------------------------
@@ -484,7 +521,7 @@ def _in_threads(batcher, limits, workers):
 
 def _died(item):
     display = item[1]
-    return FileReport(display, item[3] if item[0] == "x" else _format_by_name(display), False, "io_error", None,
+    return FileReport(display, item[2] if item[0] == "x" else _format_by_name(display), False, "io_error", None,
                       None, None, "not checked: every Dask worker that read it died (KilledWorker)", None, None, None,
                       None, 0, 0)
 

@@ -100,6 +100,7 @@ protected:
 
 private:
   std::ptrdiff_t fetch(std::uint64_t offset, unsigned char* out, std::size_t size) noexcept {
+    if (size == 0) return 0; // no request for nothing (an HTTP range of 0 bytes is malformed)
     ++reads_;
     const std::ptrdiff_t got = fetch_once(offset, out, size);
     if (got > 0) bytes_read_ += static_cast<std::uint64_t>(got);
@@ -129,23 +130,34 @@ private:
 
 // A Python object's read_at(offset, length), called with the GIL taken for
 // each request (validation itself runs without it). Its answer is any
-// bytes-like object of at most `length` bytes; an exception is a read error
-// whose text becomes the row's message.
+// bytes-like object of at most `length` bytes; an Exception is a read error
+// whose text becomes the row's message. Anything else raised (KeyboardInterrupt,
+// SystemExit) ends the check: no more calls, and scan_source raises it again.
 class python_input final : public counted_source {
 public:
   // Made and destroyed with the GIL held.
   python_input(py::object read_at, std::uint64_t size) noexcept : counted_source(size), read_at_(std::move(read_at)) {}
 
+  // With the GIL: the interruption, if one came, raised again.
+  void raise_interruption() {
+    if (interrupted_) throw std::move(*interrupted_);
+  }
+
 private:
   std::ptrdiff_t fetch_once(std::uint64_t offset, unsigned char* out, std::size_t size) noexcept override {
+    if (interrupted_) return -EINTR;
     try {
       const py::gil_scoped_acquire locked;
       try {
         return call(offset, out, size);
       } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_Exception)) {
+          interrupted_.emplace(std::move(e));
+          return -EINTR;
+        }
         problem_ = describe(e);
       }
-    } catch (const std::exception& e) { // no memory for the message, or no GIL to be had
+    } catch (const std::exception&) { // no memory for the message, or no GIL to be had
       problem_.reset();
     }
     return -EIO;
@@ -168,6 +180,7 @@ private:
   }
 
   py::object read_at_;
+  std::optional<py::error_already_set> interrupted_;
 };
 
 // One file's answer, built without the GIL.
@@ -210,6 +223,13 @@ void check_source(counted_source& source, const std::string& name, const npyguar
       case npyguard::file_format::npz: out.npz = npyguard::npz::validate_source(source, opts); break;
       case npyguard::file_format::ra: out.ra = npyguard::ra::validate_source(source, opts); break;
       case npyguard::file_format::npy: out.npy = npyguard::validate_source(source, opts); break;
+    }
+    // A read error's own words (a Python reader's exception) over the errno's.
+    const npyguard::error* failure = out.npz  ? out.npz->failure_if()
+                                     : out.ra ? out.ra->failure_if()
+                                              : out.npy->failure_if();
+    if (failure != nullptr && failure->code == npyguard::error_code::io_error && source.problem()) {
+      out.io_problem = io_error("cannot read: " + *source.problem());
     }
   }
   out.bytes_read = source.bytes_read();
@@ -347,8 +367,11 @@ py::tuple scan_source(const py::object& reader, const std::string& name, const n
   }
   if (!out.io_problem) {
     python_input source(reader.attr("read_at"), size);
-    const py::gil_scoped_release unlocked;
-    check_source(source, name, opts, out);
+    {
+      const py::gil_scoped_release unlocked;
+      check_source(source, name, opts, out);
+    }
+    source.raise_interruption();
   }
   return row_of(out);
 }

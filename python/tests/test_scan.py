@@ -478,9 +478,15 @@ def test_a_tree_deeper_than_the_recursion_limit(tmp_path, source_dir):
         path = path / "a"
         path.mkdir()
     (path / "deep.npy").write_bytes((source_dir / "examples" / "valid.npy").read_bytes())
-    for pattern in (str(tmp_path), str(tmp_path) + "/**/*.npy", str(tmp_path) + "/**/**/deep.npy"):
-        rows = rows_of(npyguard.scan(pattern))
-        assert [r.file.count("/a") for r in rows] == [depth] and rows[0].valid, pattern
+    try:
+        for pattern in (str(tmp_path), str(tmp_path) + "/**/*.npy", str(tmp_path) + "/**/**/deep.npy"):
+            rows = rows_of(npyguard.scan(pattern))
+            assert [r.file.count("/a") for r in rows] == [depth] and rows[0].valid, pattern
+    finally:  # bottom up: shutil.rmtree (and pytest's cleanup) would recurse as deep
+        (path / "deep.npy").unlink()
+        while path != tmp_path:
+            path.rmdir()
+            path = path.parent
 
 
 def test_a_frame_of_equal_shapes(tmp_path, source_dir):
@@ -491,5 +497,93 @@ def test_a_frame_of_equal_shapes(tmp_path, source_dir):
     assert list(frame["shape"]) == [(3, 4)] * 3 and frame["shape"].dtype == object
     empty = npyguard.scan(str(tmp_path / "nothing-here"))
     assert list(empty["code"]) == ["io_error"] and list(empty["shape"]) == [None]
-    none = npyguard.scan(str(tmp_path / "*.none"))
-    assert len(none) == 0 and list(none.columns) == list(_scan.COLUMNS)
+    assert list(npyguard.scan([]).columns) == list(_scan.COLUMNS)  # no input: no row, every column
+
+
+def test_globs_report_what_the_walk_reports(tmp_path, monkeypatch, source_dir):
+    valid = (source_dir / "examples" / "valid.npy").read_bytes()
+    (tmp_path / "d").mkdir()
+    (tmp_path / "top.npy").write_bytes(valid)
+    (tmp_path / "d" / "inner.npy").write_bytes(valid)
+    os.mkfifo(tmp_path / "d" / "pipe.npy")
+    monkeypatch.chdir(tmp_path)
+    # A lone '**' is everything under the current directory, each file once.
+    assert [r.file for r in rows_of(npyguard.scan("**"))] == ["d/inner.npy", "d/pipe.npy", "top.npy"]
+    assert [r.file for r in rows_of(npyguard.scan("**/**/*.npy"))] == ["top.npy", "d/inner.npy", "d/pipe.npy"]
+    # A FIFO matched by a pattern is reported as the walk reports it, never opened.
+    pipe = rows_of(npyguard.scan("d/*.npy"))[1]
+    assert pipe.code == "io_error" and pipe.message.startswith("is a FIFO; not opened")
+    # A pattern that matches nothing is a row (the shell would pass it on to check, which would not find it).
+    nothing = rows_of(npyguard.scan("d/*.ra"))
+    assert [(r.file, r.format, r.code, r.message) for r in nothing] == [
+        ("d/*.ra", "ra", "io_error", "no file matches the pattern")]
+
+
+def test_two_file_systems_with_the_same_paths_are_both_scanned(source_dir):
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class OtherMemory(MemoryFileSystem):  # a second store: the same paths, other files
+        protocol = "othermemory"
+        store = {}
+        pseudo_dirs = [""]
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return MemoryFileSystem._strip_protocol(path.replace("othermemory://", "", 1))
+
+    fsspec.register_implementation("othermemory", OtherMemory, clobber=True)
+    directory = f"/same-{uuid.uuid4().hex}"
+    fsspec.filesystem("memory").pipe_file(f"{directory}/a.npy", (source_dir / "examples" / "valid.npy").read_bytes())
+    OtherMemory().pipe_file(f"{directory}/a.npy", (source_dir / "examples" / "negative.npy").read_bytes())
+    try:
+        rows = rows_of(npyguard.scan([f"memory://{directory}", f"othermemory://{directory}"]))
+    finally:
+        fsspec.filesystem("memory").rm_file(f"{directory}/a.npy")
+    assert [(r.file.split("://")[0], r.valid, r.code) for r in rows] == [
+        ("memory", True, None), ("othermemory", False, "negative_dimension")]
+
+
+class Flaky:
+    """A reader whose n-th call raises `error`."""
+
+    def __init__(self, data, n, error):
+        self.data, self.n, self.error, self.calls = data, n, error, 0
+
+    def size(self):
+        return len(self.data)
+
+    def read_at(self, offset, length):
+        self.calls += 1
+        if self.calls == self.n:
+            raise self.error
+        return self.data[offset:offset + length]
+
+
+def test_a_readers_own_error_is_the_message_whichever_read_fails(source_dir):
+    data = (source_dir / "examples" / "valid.npy").read_bytes()
+    for n, name in ((1, "a.npy"), (2, "a.npy"), (1, "b.ra")):
+        report = npyguard.check_source(Flaky(data, n, PermissionError(13, "Forbidden")), name=name)
+        assert (report.code, report.message) == ("io_error", "cannot read: PermissionError: [Errno 13] Forbidden"), n
+    interrupted = Flaky(data, 2, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        npyguard.check_source(interrupted, name="a.npy")
+    assert interrupted.calls == 2  # no read after it
+    with pytest.raises(TypeError, match="size\\(\\) and read_at"):
+        npyguard.check_source(b"\x93NUMPY")
+
+
+def test_csv_cells_cannot_be_spreadsheet_formulas(tmp_path, source_dir):
+    (tmp_path / "=HYPERLINK(1).npy").write_bytes((source_dir / "examples" / "negative.npy").read_bytes())
+    out = tmp_path / "report.csv"
+    assert run_scan(str(tmp_path), "-o", str(out), "-q").returncode == 1
+    cell = out.read_text().splitlines()[1].split(",")[0]
+    assert cell.startswith(str(tmp_path)) and cell.endswith("/=HYPERLINK(1).npy")  # not at the cell's start
+    assert run_scan(str(tmp_path / "*.none"), "-o", str(out), "-q").returncode == 2
+    assert "'-x" in _cell_of("-x")
+    assert run_scan(".", "--batch-size", "0").returncode == 2
+
+
+def _cell_of(value):
+    from npyguard.__main__ import _cell
+
+    return _cell(value)
