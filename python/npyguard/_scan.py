@@ -302,7 +302,7 @@ def _walk(backend, top, visited):
         # links: skipped, as check -r skips them
 
 
-def _glob(backend, base, parts, visited, kind=None):
+def _glob(backend, base, parts, visited, kind=None, entries=None):
     """Paths matching the pattern components `parts` under `base`, lazily and
     sorted per directory. '*', '?' and '[...]' match within one name (not a
     leading '.'), '**' any number of directories (symbolic links not followed).
@@ -327,18 +327,23 @@ def _glob(backend, base, parts, visited, kind=None):
     if not _has_magic(text):
         yield from _glob(backend, backend.join(base, head) if base or head else head, rest, visited)
         return
-    try:
-        entries = list(backend.entries(base))
-    except Exception as e:  # noqa: BLE001  OSError, or an object store client's own error
-        why = os.strerror(e.errno) if isinstance(e, OSError) and e.errno else f"{type(e).__name__}: {e}"
-        yield _problem(backend.display(base) or ".", "cannot read the directory: " + why)
-        return
+    if entries is None:
+        try:
+            entries = list(backend.entries(base))
+        except Exception as e:  # noqa: BLE001  OSError, or an object store client's own error
+            yield _listing_problem(backend, base, e)
+            return
     if text == "**":  # iteratively: a tree deeper than Python's recursion limit is no problem
         if not rest:  # a final '**': the directory and everything under it, walked once
             yield from _glob(backend, base, rest, visited, "dir")
             return
-        for directory in _directories(backend, base, entries):
-            yield from _glob(backend, directory, rest, visited)
+        for directory, listed in _directories(backend, base, entries):
+            if listed is None:
+                yield directory  # the problem row of a directory that cannot be listed
+                continue
+            # The next component lists the directory again only when it is literal.
+            yield from _glob(backend, directory, rest, visited, entries=listed if _has_magic(
+                backend.text(rest[0])) else None)
         return
     for name, entry_kind, _, _ in entries:
         shown = backend.text(name)
@@ -369,9 +374,11 @@ def _glob_once(backend, base, parts, visited, pattern):
 
 
 def _directories(backend, base, entries):
-    """`base`, then every directory under it, depth first and sorted by name,
-    without hidden names or symbolic links, lazily and without recursion."""
-    yield base
+    """(directory, its entries) for `base` and every directory under it, depth
+    first and sorted by name, without hidden names or symbolic links, lazily
+    and without recursion; a directory that cannot be listed comes as a
+    problem row instead (a work item), never silently skipped."""
+    yield base, entries
     stack = [(base, iter(entries))]
     while stack:
         directory, listing = stack[-1]
@@ -383,11 +390,19 @@ def _directories(backend, base, entries):
         if kind != "dir" or backend.text(name).startswith("."):
             continue
         child = backend.join(directory, name)
-        yield child
         try:
-            stack.append((child, iter(list(backend.entries(child)))))
-        except Exception:  # noqa: BLE001  an unreadable directory matches nothing, as in glob
+            found = list(backend.entries(child))
+        except Exception as e:  # noqa: BLE001  OSError, or an object store client's own error
+            yield _listing_problem(backend, child, e), None
             continue
+        yield child, found
+        stack.append((child, iter(found)))
+
+
+def _listing_problem(backend, directory, error):
+    why = os.strerror(error.errno) if isinstance(error, OSError) and error.errno else \
+        f"{type(error).__name__}: {error}"
+    return _problem(backend.display(directory) or ".", "cannot read the directory: " + why)
 
 
 def _pattern_parts(pattern, sep):

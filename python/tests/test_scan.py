@@ -452,6 +452,7 @@ def test_an_object_store_that_fails_gives_rows_not_a_failed_scan(monkeypatch, so
     monkeypatch.setattr(fs, "cat_file", cat_file)
     try:
         rows = rows_of(npyguard.scan("memory://" + root, workers=1))
+        globbed = rows_of(npyguard.scan("memory://" + root + "/**/*.npy", workers=1))
     finally:
         for key in [k for k in fs.store if k.startswith(root + "/")]:
             del fs.store[key]
@@ -459,6 +460,9 @@ def test_an_object_store_that_fails_gives_rows_not_a_failed_scan(monkeypatch, so
         ("/a.npy", True, None), ("/sub", False, "io_error"), ("/z.npy", False, "io_error")]
     assert rows[1].message == "cannot read the directory: RuntimeError: SlowDown: please reduce your request rate"
     assert rows[2].message == "cannot read: ConnectionResetError: [Errno 104] Connection reset by peer"
+    # A glob's '**' reports the directory it cannot list too, never skips it.
+    assert [(r.file.rsplit(root, 1)[1], r.code, r.message) for r in globbed] == [
+        (r.file.rsplit(root, 1)[1], r.code, r.message) for r in (rows[0], rows[2], rows[1])]
 
 
 def test_the_readme_shows_the_real_output(source_dir, tmp_path):
