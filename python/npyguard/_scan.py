@@ -262,11 +262,8 @@ def _walk(backend, top, visited):
         visited.add(identity)
         try:
             return iter(list(backend.entries(path)))
-        except OSError as e:
-            why = os.strerror(e.errno) if e.errno else f"{type(e).__name__}: {e}"
-        except Exception as e:  # a file system's own error (an object store's client)
-            why = f"{type(e).__name__}: {e}"
-        return iter([(None, "error:cannot read the directory: " + why, None, None)])
+        except Exception as e:  # noqa: BLE001  OSError, or an object store client's own error
+            return iter([(None, "error:cannot read the directory: " + _reason(e), None, None)])
 
     try:
         first = enter(top, backend.identity(top))
@@ -399,10 +396,14 @@ def _directories(backend, base, entries):
         stack.append((child, iter(found)))
 
 
-def _listing_problem(backend, directory, error):
-    why = os.strerror(error.errno) if isinstance(error, OSError) and error.errno else \
+def _reason(error):
+    """Why a listing failed: the errno's words, or the client's exception."""
+    return os.strerror(error.errno) if isinstance(error, OSError) and error.errno else \
         f"{type(error).__name__}: {error}"
-    return _problem(backend.display(directory) or ".", "cannot read the directory: " + why)
+
+
+def _listing_problem(backend, directory, error):
+    return _problem(backend.display(directory) or ".", "cannot read the directory: " + _reason(error))
 
 
 def _pattern_parts(pattern, sep):
