@@ -673,16 +673,16 @@ int run_limited(const std::vector<std::string>& arguments, const std::string& ou
 } // namespace
 
 TEST_CASE("json_writer writes what nlohmann::json dumps", "[cli][json]") {
-  // nlohmann's dump, with what json_writer escapes on purpose (C1 and bidi
-  // controls, U+2028 and U+2029: a terminal or a line-oriented reader acts
-  // on them) as \uNNNN.
+  // nlohmann's dump, with what json_writer escapes on purpose (DEL, C1 and
+  // bidi controls, U+2028 and U+2029: a terminal or a line-oriented reader
+  // acts on them) as \uNNNN.
   const auto dumped = [](const nlohmann::json& value) {
     const std::string raw = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::string out;
     for (std::size_t at = 0; at < raw.size();) {
       const npyguard_cli::utf8_step step = npyguard_cli::next_utf8(raw, at);
       const char32_t c = step.code_point;
-      if (step.valid && c >= 0x80 && (npyguard_cli::acts_on_terminal(c) || c == 0x2028 || c == 0x2029)) {
+      if (step.valid && (c == 0x7F || (c >= 0x80 && (npyguard_cli::acts_on_terminal(c) || c == 0x2028 || c == 0x2029)))) {
         static constexpr char digits[] = "0123456789abcdef";
         out += "\\u";
         for (int shift = 12; shift >= 0; shift -= 4) out += digits[(c >> shift) & 0xF];
@@ -901,6 +901,16 @@ TEST_CASE("no output path lets a control, C1 or bidi character reach the termina
   result = run_full({hostile});
   CHECK(result.status == 2);
   CHECK(terminal_safe(result.err));
+
+  // --json escapes DEL (\u007f) as the text form does (\x7f).
+  files.copy(ok, "del_\x7f.npy");
+  result = run_full({"check", "--json", files.path("del_\x7f.npy")});
+  CHECK(result.status == 0);
+  CHECK(terminal_safe(result.out));
+  CHECK(result.out.find("del_\\u007f.npy") != std::string::npos);
+  CHECK(nlohmann::json::parse(result.out)["file"] == files.path("del_\x7f.npy"));
+  result = run_full({"check", files.path("del_\x7f.npy")});
+  CHECK(result.out.find("del_\\x7f.npy: ok") != std::string::npos);
 }
 
 TEST_CASE("--json keeps names that are not UTF-8 apart: \\xNN in file, the bytes in file_bytes", "[cli][json]") {
@@ -1275,6 +1285,26 @@ TEST_CASE("an error inside a member: FILE:MEMBER:OFFSET and member_offset", "[cl
   CHECK(json["member"] == "bad.npy");
   CHECK(json["member_offset"] == inside);
   CHECK(json["error"]["offset"] == zip.entries[1].data + inside);
+}
+
+TEST_CASE("--max-ndim bounds .npz members as it bounds .npy files (64 by default, 32 for numpy 1.x)", "[cli][npz]") {
+  tree files;
+  std::string dims = "3, "; // padded_file writes 24 bytes of data
+  for (int i = 1; i < 40; ++i) dims += "1, ";
+  const std::string forty = padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (" + dims + "), }");
+  std::ofstream(files.path("forty.npy"), std::ios::binary) << forty;
+  const npyguard_test::zip_archive zip = npyguard_test::build_zip({stored_member("a.npy", forty)});
+  std::ofstream(files.path("forty.npz"), std::ios::binary) << zip.bytes;
+  CHECK(run_full({"check", files.path("forty.npy")}).status == 0);
+  CHECK(run_full({"check", files.path("forty.npz")}).status == 0);
+  const std::uint64_t at = forty.find('(') + 1 + 32 * 3; // the 33rd dimension
+  const full_run npy = run_full({"check", "--max-ndim", "32", files.path("forty.npy")});
+  CHECK(npy.status == 1);
+  CHECK(npy.out.rfind(files.path("forty.npy") + ":" + std::to_string(at) + ": too_many_dimensions: ", 0) == 0);
+  const full_run npz = run_full({"check", "--max-ndim", "32", files.path("forty.npz")});
+  CHECK(npz.status == 1);
+  CHECK(npz.out.rfind(files.path("forty.npz") + ":a.npy:" + std::to_string(at) + ": too_many_dimensions: ", 0) == 0);
+  CHECK(npz.out.find("--max-ndim") != std::string::npos);
 }
 
 TEST_CASE("formats: detected by magic, forced by --format, -r takes *.npz, standard input", "[cli][npz]") {

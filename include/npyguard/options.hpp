@@ -13,9 +13,10 @@ struct limits {
   // Nesting of lists and tuples in the header. Values above
   // hard_max_depth are treated as hard_max_depth.
   std::uint32_t max_depth = 32;
-  // Dimensions of the array shape. (Subarray shapes of fields are also
-  // capped at 32, numpy's NPY_MAXDIMS; .npz members at 32 too, numpy 1.24's
-  // array limit. RawArray: values above 2^20, ra::hard_max_ndim, count as
+  // Dimensions of the array shape, of .npy files and .npz members alike
+  // (numpy 2 builds 64, numpy 1.x 32: set 32 for consumers on numpy 1.x).
+  // (Subarray shapes of fields are capped at 32, numpy's NPY_MAXDIMS.
+  // RawArray: values above 2^20, ra::hard_max_ndim, count as
   // 2^20, which keeps the header size 48 + 8 * ndims far from wrapping.)
   std::uint32_t max_ndim = 64;
   // nbytes above this is data_too_large.

@@ -81,7 +81,8 @@ def _numpy_max_dims():
 
 
 #: load* never accept more dimensions than numpy can build an array of: the
-#: shape is then too_many_dimensions at the dimension past it, as for .npz members.
+#: shape is then too_many_dimensions at the dimension past it (check* describe
+#: the file with max_ndim's default of 64, for .npy files and .npz members alike).
 _NUMPY_MAX_DIMS = _numpy_max_dims()
 
 
@@ -233,7 +234,7 @@ def check_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 3
     max_members      entries the archive may declare
     max_total_bytes  sum of the members' declared uncompressed sizes
     max_ratio        declared uncompressed / compressed size of each deflated member
-    The .npy limits apply to every member (max_ndim at most 32, numpy's).
+    The .npy limits apply to every member, max_ndim (64) as for a .npy file.
     """
     opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
                     canonical, verify, max_members, max_total_bytes, max_ratio)
@@ -254,9 +255,10 @@ def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32
     No array is handed out from bytes that were not checked. Memory is at most the members' validated sizes
     (max_total_bytes). Stored members of a bytes input are read-only views of it;
     the others are read-only arrays of their own. Object members are refused.
+    max_ndim is capped at the dimensions the installed numpy can build, as for load().
     """
-    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
-                    canonical, True, max_members, max_total_bytes, max_ratio)
+    opts = _options(max_header_bytes, max_depth, _load_limit(max_ndim), max_data_bytes, allow_trailing_data,
+                    allow_object, canonical, True, max_members, max_total_bytes, max_ratio)
     if _is_path(source):
         model, holders = _npyguard.npz_load_file(_path(source), opts)
     else:

@@ -3,6 +3,7 @@ verdict SPEC-npz.md gives it (code, offset, member), and for the valid ones
 the arrays np.load gives."""
 
 import io
+import zipfile
 
 import numpy as np
 import pytest
@@ -126,3 +127,22 @@ def test_archive_model_and_limits():
     with pytest.raises(npyguard.NpyguardError) as refused:
         npyguard.load_npz(archive_of({"o": np.array([None, 1], dtype=object)}, False), allow_object=True)
     assert (refused.value.code, refused.value.member) == ("object_dtype", "o.npy")
+
+
+def test_members_have_max_ndim_as_npy_files_do_and_load_npz_caps_at_numpy():
+    shape = (1,) * 40
+    # numpy 1.x cannot build 40 dimensions: write the member's header by hand.
+    header = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + "1, " * 40 + "), }"
+    padded = header + " " * (63 - (10 + len(header)) % 64) + "\n"
+    member = b"\x93NUMPY\x01\x00" + len(padded).to_bytes(2, "little") + padded.encode() + b"\x00"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("a.npy", member)
+    archive = out.getvalue()
+    assert npyguard.check_npz(archive)["a"].shape == shape  # 64 by default, like check()
+    dimension_33 = member.index(b"1, " * 32) + 3 * 32
+    _, refused = verdict(lambda: npyguard.check_npz(archive, max_ndim=32))
+    assert (refused.code, refused.member, refused.member_offset) == ("too_many_dimensions", "a.npy", dimension_33)
+    if npyguard._NUMPY_MAX_DIMS < 40:
+        _, refused = verdict(lambda: npyguard.load_npz(archive))
+        assert (refused.code, refused.member, refused.member_offset) == ("too_many_dimensions", "a.npy", dimension_33)

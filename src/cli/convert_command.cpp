@@ -7,6 +7,7 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "report.hpp"
+#include "text.hpp"
 
 namespace npyguard_cli {
 namespace {
@@ -25,6 +26,15 @@ file_format input_format(const std::string& input, const std::string& output) {
   return file_format::detect;
 }
 
+// OUT's suffix, when it names a format, must be the one written: a .ra
+// file holding .npy bytes (or the reverse) would be judged by its name.
+bool output_named_otherwise(const std::string& output, file_format written) {
+  const bool named_npy = has_suffix(output, ".npy");
+  const bool named_ra = has_suffix(output, ".ra");
+  const bool named_npz = has_suffix(output, ".npz");
+  return written == file_format::npy ? named_ra || named_npz : named_npy || named_npz;
+}
+
 int failed(const std::string& line, const npyguard::error& failure) {
   std::fprintf(stderr, "npyguard convert: %s\n", line.c_str());
   return is_io(&failure) ? exit_usage_or_io : exit_invalid;
@@ -33,7 +43,17 @@ int failed(const std::string& line, const npyguard::error& failure) {
 } // namespace
 
 int run_convert(const std::string& input, const std::string& output, const npyguard::options& opts) {
-  switch (input_format(input, output)) {
+  const file_format from = input_format(input, output);
+  if (from == file_format::ra || from == file_format::npy) {
+    const file_format written = from == file_format::ra ? file_format::npy : file_format::ra;
+    if (output_named_otherwise(output, written)) {
+      return usage_error("OUT '" + output + "' is named for another format than the " +
+                             (written == file_format::npy ? ".npy" : ".ra") +
+                             " file convert would write; nothing was written",
+                         "convert");
+    }
+  }
+  switch (from) {
     case file_format::ra: {
       const auto converted = npyguard::convert_ra_to_npy(input.c_str(), output.c_str(), opts);
       if (!converted.ok())
@@ -42,7 +62,7 @@ int run_convert(const std::string& input, const std::string& output, const npygu
       if (const std::uint64_t dropped = converted.value().input.metadata_length.value_or(0); dropped != 0) {
         std::fflush(stdout);
         std::fprintf(stderr, "npyguard convert: %s: %llu bytes of metadata after the data were not carried over\n",
-                     input.c_str(), static_cast<unsigned long long>(dropped));
+                     escaped(input, shown_as::name).c_str(), static_cast<unsigned long long>(dropped));
       }
       return exit_valid;
     }

@@ -129,14 +129,15 @@ private:
   }
 
   // nlohmann's escaping: \" \\ \b \f \n \r \t, other controls below 0x20 as
-  // \u00xx, everything else (DEL, non-ASCII) as it is; each step of bytes
+  // \u00xx, and DEL as \u007f (which a terminal may act on); everything else
+  // (non-ASCII) as it is, except what a terminal acts on; each step of bytes
   // that is not UTF-8 becomes U+FFFD, as with its error_handler_t::replace.
   void append_string(std::string_view text) {
     out_ += '"';
     std::size_t plain = 0; // start of the bytes not yet copied
     for (std::size_t at = 0; at < text.size();) {
       const auto byte = static_cast<unsigned char>(text[at]);
-      if (byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\') {
+      if (byte >= 0x20 && byte < 0x7F && byte != '"' && byte != '\\') { // DEL escaped, as the text form does
         ++at;
         continue;
       }

@@ -232,7 +232,8 @@ result check_stream_size(result built, std::uint64_t total, const options& opts)
 
 namespace npyguard::ra {
 
-std::string type_name(element_type eltype, std::uint64_t elbyte) {
+namespace {
+std::string spell_type(element_type eltype, std::uint64_t elbyte) {
   switch (eltype) {
     case element_type::user: return "user" + std::to_string(elbyte);
     case element_type::signed_integer: return "int" + std::to_string(elbyte * 8);
@@ -243,6 +244,15 @@ std::string type_name(element_type eltype, std::uint64_t elbyte) {
       return elbyte == 1 ? "bool" : elbyte == 2 ? "bfloat16" : "extension" + std::to_string(elbyte);
   }
   return "unknown";
+}
+} // namespace
+
+std::string type_name(element_type eltype, std::uint64_t elbyte) noexcept {
+  try {
+    return spell_type(eltype, elbyte);
+  } catch (...) { // std::bad_alloc: nothing throws across the API
+    return std::string();
+  }
 }
 
 } // namespace npyguard::ra

@@ -196,6 +196,9 @@ def comment_trailing_prepended(f):
         "trailing_data": at + 22 + clen < len(f.data),
         "prepended_data": f.concat > 0 or (bool(starts) and min(starts) > 0),
         "bad_eocd": f.concat != 0,
+        # Over 65,535 bytes after the record: out of npyguard's search window
+        # (zipfile's window is one byte longer).
+        "not_zip": len(f.data) - (at + 22 + clen) > 65535,
     }
 
 
@@ -378,7 +381,7 @@ CLASSES = (
     ArchiveClass("npz-method", _codes("unsupported_method"), other_method),
     ArchiveClass("npz-comment-trailing-prepended",
                  _codes("archive_comment", "trailing_data", "prepended_data", "bad_eocd",
-                        "ambiguous_eocd"),
+                        "ambiguous_eocd", "not_zip"),
                  _when(lambda f: dict(comment_trailing_prepended(f), ambiguous_eocd=ambiguous_end(f)))),
     ArchiveClass("npz-local-central", _codes("header_mismatch", "name_mismatch", "bad_data_descriptor"),
                  local_central),

@@ -140,6 +140,24 @@ def main():
             if done.returncode != 1 or ":10: not_convertible: " not in done.stderr or out.exists():
                 problems.append("%s: expected not_convertible at 10, got %d %s" % (name, done.returncode, done.stderr))
             counts["refused"] += 1
+        # 5: an OUT named for another format than the one written is refused,
+        # and nothing is written.
+        examples = HERE.parent.parent / "examples"
+        for source, out in ((examples / "image.ra", root / "named.ra"), (examples / "image.ra", root / "named.npz"),
+                            (examples / "valid.npy", root / "named.npy"), (examples / "valid.npy", root / "named.npz")):
+            done = run(args.tool, source, out)
+            if done.returncode != 2 or "named for another format" not in done.stderr or out.exists():
+                problems.append("%s -> %s: expected a refusal and no output, got %d %s" %
+                                (source.name, out.name, done.returncode, done.stderr.strip()))
+            counts["refused"] += 1
+        # 6: the input's name is escaped on every line convert prints (the
+        # metadata note on standard error included): no OSC title sequence.
+        hostile = root / "t\x1b]0;owned\x07\x7f.ra"
+        hostile.write_bytes((examples / "image.ra").read_bytes())
+        done = subprocess.run([args.tool, "convert", str(hostile), str(root / "t.npy")], capture_output=True)
+        if done.returncode != 0 or b"not carried over" not in done.stderr or any(
+                b in done.stdout + done.stderr for b in (b"\x1b", b"\x07", b"\x7f")):
+            problems.append("a name with ESC, BEL and DEL reached the terminal raw: %r %r" % (done.stdout, done.stderr))
     for problem in problems:
         print("ra convert: " + problem)
     print("ra convert: %d arrays .npy -> .ra -> .npy, %d writer files .ra -> .npy -> .ra, %d refusals: %s" %

@@ -61,8 +61,8 @@ inline bool operator!=(const header& a, const header& b) noexcept { return !(a =
 // The name reports use (SPEC-ra.md section 3): "user<elbyte>",
 // "int<8*elbyte>", "uint<8*elbyte>", "float<8*elbyte>", "complex<8*elbyte>"
 // (numpy's convention: complex64 is a pair of float32), "bool", "bfloat16".
-// May throw std::bad_alloc like any std::string.
-[[nodiscard]] NPYGUARD_API std::string type_name(element_type eltype, std::uint64_t elbyte);
+// Never throws: empty when the string cannot be allocated.
+[[nodiscard]] NPYGUARD_API std::string type_name(element_type eltype, std::uint64_t elbyte) noexcept;
 
 using result = basic_result<header>;
 
