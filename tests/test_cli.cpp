@@ -547,6 +547,28 @@ TEST_CASE("canon never replaces anything but a regular file, and reads no pipe",
   CHECK(::access(files.path("out.npy").c_str(), F_OK) != 0);
 }
 
+TEST_CASE("canon and convert keep a replaced file's mode; a new file gets 0666 and the umask", "[cli][canon]") {
+  tree files;
+  const std::string ok = golden + "legacy_v2_small_header.npy";
+  const auto mode_of = [&](const std::string& name) {
+    struct stat info {};
+    REQUIRE(::stat(files.path(name).c_str(), &info) == 0);
+    return info.st_mode & 07777;
+  };
+  std::ofstream(files.path("private.npy"), std::ios::binary) << "old";
+  REQUIRE(::chmod(files.path("private.npy").c_str(), 0600) == 0);
+  CHECK(run_full({"canon", ok, files.path("private.npy")}).status == 0);
+  CHECK(mode_of("private.npy") == 0600);
+  std::ofstream(files.path("shared.npy"), std::ios::binary) << "old";
+  REQUIRE(::chmod(files.path("shared.npy").c_str(), 0640) == 0);
+  CHECK(run_full({"convert", NPYGUARD_SOURCE_DIR "/examples/image.ra", files.path("shared.npy")}).status == 0);
+  CHECK(mode_of("shared.npy") == 0640);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  CHECK(run_full({"canon", ok, files.path("new.npy")}).status == 0);
+  CHECK(mode_of("new.npy") == (0666 & ~mask));
+}
+
 TEST_CASE("an error at the data offset shows the end of the header line", "[cli]") {
   tree files;
   const std::string bytes = padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,)");

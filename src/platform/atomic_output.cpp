@@ -1,6 +1,7 @@
 #include "platform/atomic_output.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -82,7 +83,28 @@ std::optional<output_failure> atomic_output::flush() noexcept {
   return std::nullopt;
 }
 
+// A replaced destination keeps its permission bits, and its owner and group
+// where this process may set them, as writing into it would (np.save keeps a
+// private file private). Set-user-ID and set-group-ID bits are not carried
+// over: writing clears them too. A new destination keeps 0666 and the umask.
+namespace {
+void keep_destination_mode(int fd, const std::string& destination) noexcept {
+  struct stat existing {};
+  if (::stat(destination.c_str(), &existing) != 0 || !S_ISREG(existing.st_mode)) return;
+  // Best effort, like cp -p: another owner is only for root, another group
+  // only for its members; the mode is always ours to set.
+  if (::fchown(fd, existing.st_uid, existing.st_gid) != 0 &&
+      ::fchown(fd, static_cast<uid_t>(-1), existing.st_gid) != 0) {
+    // the file stays the writer's, as a new file would be
+  }
+  if (::fchmod(fd, existing.st_mode & 0777) != 0) {
+    // only fails for a descriptor that is not ours: the rename then fails too
+  }
+}
+} // namespace
+
 std::optional<output_failure> atomic_output::commit() noexcept {
+  keep_destination_mode(fd_, destination_);
   if (!flushed_) {
     if (auto failure = flush()) return failure;
   }
