@@ -21,7 +21,8 @@ struct output_failure {
 
 // create() makes "<directory>/.npyguard-<16 hex digits>.tmp" (O_EXCL,
 // O_NOFOLLOW, 0666 and the umask); write_all() appends to it; commit()
-// flushes it, closes it, renames it over the destination and flushes the
+// gives it the mode (and owner and group where allowed) of a regular file it
+// replaces, flushes it, closes it, renames it over the destination and flushes the
 // directory. The destructor closes and removes a temporary file that was
 // not committed. Not copyable or movable: the name is this object's.
 class atomic_output {
