@@ -1,5 +1,6 @@
 // The npyguard command itself: exit codes, the human format, and --json
 // reporting exactly what numpy 1.24 read from the golden files.
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -530,6 +531,74 @@ TEST_CASE("numbers are plain decimals, and options that need another say so", "[
   CHECK(run_full({"check", "--max-data-bytes", "23", ok}).status == 1); // 24 data bytes
   CHECK(run_full({"check", "--max-depth", "50", ok}).status == 0);
   CHECK(run_full({"check", "--all-files", ok}).status == 2); // needs -r
+}
+
+namespace {
+
+// The names in `directory` that start with ".npyguard-" (temporary files).
+std::vector<std::string> temporaries_in(const std::string& directory) {
+  std::vector<std::string> found;
+  if (DIR* listing = ::opendir(directory.c_str())) {
+    while (const dirent* entry = ::readdir(listing)) {
+      if (std::string(entry->d_name).rfind(".npyguard-", 0) == 0) found.emplace_back(entry->d_name);
+    }
+    ::closedir(listing);
+  }
+  return found;
+}
+
+} // namespace
+
+TEST_CASE("canon interrupted by SIGINT, SIGTERM or SIGHUP leaves no temporary file", "[cli][canon]") {
+  // 2 GiB of uint8, sparse: canon is still writing when the signal comes.
+  tree files;
+  constexpr std::uint64_t count = 2ull << 30;
+  std::string text = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
+  text.append(64 - (10 + text.size() + 1) % 64, ' ');
+  text += '\n';
+  std::string header = "\x93NUMPY\x01";
+  header.push_back('\0');
+  header.push_back(static_cast<char>(text.size() & 0xFF));
+  header.push_back(static_cast<char>(text.size() >> 8));
+  header += text;
+  const std::string input = files.path("big.npy");
+  const int fd = ::open(input.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()));
+  REQUIRE(::ftruncate(fd, static_cast<off_t>(header.size() + count)) == 0);
+  ::close(fd);
+  REQUIRE(::mkdir(files.path("out").c_str(), 0755) == 0);
+  const std::string directory = files.path("out");
+
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    INFO("signal " << signal_number);
+    std::string tool = NPYGUARD_TOOL_PATH;
+    std::string command = "canon";
+    std::string output = directory + "/copy.npy";
+    std::string input_copy = input;
+    char* argv[] = {tool.data(), command.data(), input_copy.data(), output.data(), nullptr};
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      // As a shell starts a foreground command: the default dispositions.
+      for (const int reset : {SIGINT, SIGTERM, SIGHUP}) ::signal(reset, SIG_DFL);
+      ::execv(argv[0], argv);
+      _exit(127);
+    }
+    bool seen = false;
+    for (int wait = 0; wait < 20000 && !seen; ++wait) { // at most 20 s
+      seen = !temporaries_in(directory).empty();
+      if (!seen) ::usleep(1000);
+    }
+    CHECK(seen);
+    ::kill(child, signal_number);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == signal_number);
+    CHECK(temporaries_in(directory).empty());
+    CHECK(::access(output.c_str(), F_OK) != 0);
+  }
 }
 
 TEST_CASE("canon never replaces anything but a regular file, and reads no pipe", "[cli][canon]") {

@@ -194,6 +194,9 @@ int main(int argc, char** argv) {
   // Nothing the command calls should throw past here (the library never
   // throws; CLI11's parse errors are handled in run()); if something does,
   // it is a bug, reported as such with the usage-or-I/O status.
+  // canon and convert write beside their OUT: SIGINT, SIGTERM and SIGHUP
+  // remove what they were writing.
+  npyguard::remove_temporary_files_on_signals();
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

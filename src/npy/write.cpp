@@ -166,4 +166,6 @@ result canonicalize_file(const char* input, const char* output, const options& o
   return detail::guarded([&] { return detail::canonicalize(input, output, opts); });
 }
 
+void remove_temporary_files_on_signals() noexcept { platform::remove_temporaries_on_signals(); }
+
 } // namespace npyguard

@@ -1,11 +1,15 @@
 #include "platform/atomic_output.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstring>
 #include <cerrno>
 #include <utility>
 
@@ -19,6 +23,45 @@ constexpr std::size_t max_write = 1u << 30;
 
 constexpr char temporary_prefix[] = "/.npyguard-";
 constexpr std::size_t nonce_digits = 16;
+
+// The temporary files being written, for the signal handler: fixed slots
+// (no allocation, nothing but atomics and unlink(2) in the handler). A file
+// whose name does not fit, or that finds no free slot, is simply not
+// removed on a signal; its name still says what it is.
+constexpr std::size_t temporary_slots = 16;
+enum slot_state : int { slot_free, slot_claimed, slot_live };
+struct temporary_slot {
+  std::atomic<int> state{slot_free};
+  char path[PATH_MAX] = {};
+};
+temporary_slot slots[temporary_slots];
+
+temporary_slot* register_temporary(const std::string& path) noexcept {
+  if (path.size() >= PATH_MAX) return nullptr;
+  for (temporary_slot& slot : slots) {
+    int expected = slot_free;
+    if (!slot.state.compare_exchange_strong(expected, slot_claimed)) continue;
+    std::memcpy(slot.path, path.c_str(), path.size() + 1); // the handler reads live slots only
+    slot.state.store(slot_live);
+    return &slot;
+  }
+  return nullptr;
+}
+
+void unregister_temporary(temporary_slot* slot) noexcept {
+  if (slot != nullptr) slot->state.store(slot_free);
+}
+
+void remove_temporaries_and_die(int signal_number) {
+  for (temporary_slot& slot : slots) {
+    if (slot.state.load() == slot_live) ::unlink(slot.path);
+  }
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  ::sigemptyset(&fallback.sa_mask);
+  ::sigaction(signal_number, &fallback, nullptr);
+  ::raise(signal_number); // delivered once the handler returns: the process ends as it would have
+}
 
 std::string directory_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -37,6 +80,18 @@ atomic_output::atomic_output(std::string destination)
 atomic_output::~atomic_output() {
   if (fd_ >= 0) ::close(fd_);
   if (created_) ::unlink(temporary_.c_str());
+  unregister_temporary(static_cast<temporary_slot*>(slot_));
+}
+
+void remove_temporaries_on_signals() noexcept {
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction current {};
+    if (::sigaction(signal_number, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction handler {};
+    handler.sa_handler = remove_temporaries_and_die;
+    ::sigemptyset(&handler.sa_mask);
+    ::sigaction(signal_number, &handler, nullptr);
+  }
 }
 
 std::optional<output_failure> atomic_output::create() noexcept {
@@ -55,6 +110,7 @@ std::optional<output_failure> atomic_output::create() noexcept {
     if (fd_ >= 0) {
       created_ = true;
       flushed_ = false;
+      slot_ = register_temporary(temporary_);
       return std::nullopt;
     }
     if (errno != EEXIST) return output_failure{output_step::create, errno};
@@ -111,6 +167,8 @@ std::optional<output_failure> atomic_output::commit() noexcept {
   if (::close(std::exchange(fd_, -1)) != 0) return output_failure{output_step::close, errno};
   if (::rename(temporary_.c_str(), destination_.c_str()) != 0) return output_failure{output_step::rename, errno};
   created_ = false;
+  // After the rename: a signal in between finds the name gone, not the file.
+  unregister_temporary(static_cast<temporary_slot*>(std::exchange(slot_, nullptr)));
   const int directory = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (directory >= 0) {
     (void)::fsync(directory);

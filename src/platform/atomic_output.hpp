@@ -25,6 +25,13 @@ struct output_failure {
 // replaces, flushes it, closes it, renames it over the destination and flushes the
 // directory. The destructor closes and removes a temporary file that was
 // not committed. Not copyable or movable: the name is this object's.
+// On SIGINT, SIGTERM and SIGHUP, unlinks every temporary file an
+// atomic_output of this process has created and not yet committed or
+// removed, then lets the signal end the process as it would have. Only
+// signals whose disposition is the default are taken (a program's own
+// handlers, and signals it ignores, are left alone).
+void remove_temporaries_on_signals() noexcept;
+
 class atomic_output {
 public:
   // Names only; nothing is created yet. May throw std::bad_alloc.
@@ -57,6 +64,7 @@ private:
   std::string destination_;
   std::string directory_;
   std::string temporary_; // its hex digits are filled in by create()
+  void* slot_ = nullptr; // where the signal handler finds temporary_ (remove_temporaries_on_signals)
   int fd_ = -1;
   bool created_ = false; // temporary_ exists and is ours to remove
   bool flushed_ = false; // nothing written since the last fsync

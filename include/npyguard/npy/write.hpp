@@ -72,6 +72,16 @@ namespace npyguard {
 [[nodiscard]] NPYGUARD_API result canonicalize_file(const char* input, const char* output,
                                                     const options& opts = {}) noexcept;
 
+// Files in progress are written as ".npyguard-<16 hex digits>.tmp" beside
+// their destination (write_array, canonicalize_file, and convert.hpp's
+// functions) and renamed over it when complete. A process that lets SIGINT,
+// SIGTERM or SIGHUP end it calls this once, early (the command does): those
+// signals then first remove the temporary files in progress, and end the
+// process as before. Signals with a handler of the program's own, or
+// ignored, are left alone. A leftover of that name comes from a process
+// killed otherwise (SIGKILL, a crash) and may be deleted.
+NPYGUARD_API void remove_temporary_files_on_signals() noexcept;
+
 } // namespace npyguard
 
 #endif
