@@ -149,7 +149,8 @@ inline std::optional<archive> parse(const std::string& input) {
     const std::string payload = b.substr(data, csize);
     if (m.method == 8) {
       auto inflated = inflate_all(payload, usize + 1);
-      if (!inflated) m.compressed = payload;
+      // A stream zlib would not write (crafted blocks) is kept as it is.
+      if (!inflated || deflate_all(*inflated, 6) != payload) m.compressed = payload;
       m.data = inflated.value_or(std::string());
     } else {
       m.data = payload;
@@ -257,6 +258,90 @@ inline std::string serialise(const archive& a) {
   return a.config + b;
 }
 
+// Raw deflate bits, least significant first (RFC 1951 3.1.1).
+struct bit_writer {
+  std::string out;
+  std::uint32_t bits = 0;
+  unsigned count = 0;
+  void put(std::uint32_t value, unsigned width) {
+    bits |= value << count;
+    count += width;
+    while (count >= 8) {
+      out.push_back(static_cast<char>(bits & 0xFF));
+      bits >>= 8;
+      count -= 8;
+    }
+  }
+  // Huffman codes go most significant bit first.
+  void put_code(std::uint32_t code, unsigned width) {
+    std::uint32_t reversed = 0;
+    for (unsigned i = 0; i < width; ++i) reversed |= ((code >> i) & 1u) << (width - 1 - i);
+    put(reversed, width);
+  }
+  // An empty stored block (not final): ends on a byte boundary.
+  void empty_stored() {
+    put(0, 3);
+    if (count > 0) put(0, 8 - count);
+    out += std::string("\x00\x00\xff\xff", 4);
+  }
+};
+
+// A member's stream with crafted blocks before the rest of its bytes
+// (SPEC-npz.md section 9, "compressed bytes buy output"): `empty` empty
+// stored blocks, then the first `literals` bytes as fixed blocks of one
+// literal each, then zlib's stream of what is left.
+inline std::string crafted_stream(const std::string& data, std::size_t empty, std::size_t literals) {
+  bit_writer w;
+  for (std::size_t i = 0; i < empty; ++i) w.empty_stored();
+  literals = std::min(literals, data.size());
+  for (std::size_t i = 0; i < literals; ++i) {
+    const auto byte = static_cast<unsigned char>(data[i]);
+    w.put(0, 1);
+    w.put(1, 2); // fixed Huffman codes
+    if (byte < 144) {
+      w.put_code(0x30u + byte, 8);
+    } else {
+      w.put_code(0x190u + byte - 144u, 9);
+    }
+    w.put_code(0, 7); // end of block
+  }
+  w.empty_stored(); // back on a byte boundary
+  return w.out + deflate_all(data.substr(literals), 6);
+}
+
+// Names of the classes SPEC-npz.md section 6 refuses (amended 2026-11-26)
+// or accepts on purpose, built around `base` (a name ending in ".npy") or
+// `other` (another member's name).
+inline std::string crafted_name(const std::string& base, const std::string& other, std::size_t kind,
+                                std::size_t count) {
+  const std::string stem = base.size() > 4 ? base.substr(0, base.size() - 4) : "m";
+  const auto repeat = [](const std::string& piece, std::size_t n) {
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i) out += piece;
+    return out;
+  };
+  switch (kind) {
+    case 0: return "x" + repeat("\u0f73", count) + ".npy";        // decomposes into two non-starters each
+    case 1: return "x" + repeat("\u0344", count) + ".npy";        // likewise
+    case 2: return "a" + repeat("\u0301", count) + ".npy";        // combining marks as written
+    case 3: return repeat("\ud55c\uae00", count) + ".npy";        // Hangul syllables
+    case 4: return stem + "\u200b.npy";                            // Cf: zero width space
+    case 5: return stem + "\u00ad.npy";                            // Cf: soft hyphen
+    case 6: return stem + "\u2028.npy";                            // Zl
+    case 7: return "..\uff0f..\uff0f" + base;                     // full-width solidus
+    case 8: return stem + "\uff0fb.npy";
+    case 9: return "\u2025/" + base;                               // two-dot leader
+    case 10: return stem + "\uff3cb.npy";                          // full-width reverse solidus
+    case 11: return "c\uff1a" + base;                              // full-width colon after a letter
+    case 12: return "dir /" + base;                                 // a component ending in a space
+    case 13: return "dir./" + base;                                 // ... in a dot
+    case 14: return other + "/" + base;                             // another member's name as a directory
+    case 15: return other + ".npy";                                 // a key that is another member's name
+    case 16: return "aux.npy";                                      // Windows device names: accepted
+    default: return "dense/kernel\uff1a0.npy";                     // a colon that is no drive letter
+  }
+}
+
 // libFuzzer's mutation of a string, or a byte flip without it.
 inline void mutate_bytes(std::string& s, std::size_t max_size, std::mt19937& random) {
   if (LLVMFuzzerMutate != nullptr) {
@@ -285,12 +370,15 @@ inline void mutate(archive& a, std::mt19937& random, std::size_t max_size) {
     return;
   }
   member& m = a.members[pick(a.members.size())];
-  switch (pick(20)) {
+  switch (pick(21)) {
     case 0:
     case 1:
     case 2:
     case 3:
-    case 4: mutate_bytes(m.data, std::max<std::size_t>(m.data.size() * 2, 256), random); break; // the .npy
+    case 4: // the .npy
+      mutate_bytes(m.data, std::max<std::size_t>(m.data.size() * 2, 256), random);
+      m.compressed.reset(); // deflated again from the new bytes
+      break;
     case 5: mutate_bytes(m.name, 64, random); break;
     case 6: m.local_name_override = m.name + "x"; break;
     case 7: m.flags ^= static_cast<std::uint16_t>(1u << pick(16)); break;
@@ -328,6 +416,15 @@ inline void mutate(archive& a, std::mt19937& random, std::size_t max_size) {
       break;
     }
     case 18: a.zip64_end = !a.zip64_end; break;
+    case 19:
+      if (pick(2)) { // crafted deflate blocks before the member's bytes
+        m.method = 8;
+        m.compressed = crafted_stream(m.data, pick(2) ? pick(200) : 0, pick(2) ? pick(600) : 0);
+        break;
+      }
+      m.name = crafted_name(m.name, a.members[pick(a.members.size())].name, pick(18), 1 + pick(20));
+      m.flags = static_cast<std::uint16_t>(m.flags | 0x800); // UTF-8 names
+      break;
     default:
       if (pick(2)) {
         a.comment = pick(2) ? std::string() : std::string(1 + pick(4), 'c');
