@@ -151,6 +151,20 @@ TEST_CASE("encode_header chooses the smallest version, as np.save does", "[write
     CHECK(bytes.find("'\xE4\xB8\xAD'") != std::string::npos);
     CHECK(check_bytes(bytes + std::string(8, '\0'), canonical()).ok());
   }
+  SECTION("as on Python 3.12: U+1FAE8 (Unicode 15.0) written raw in 3.0, unassigned U+1FAE9 escaped in 1.0") {
+    const std::string shaking = encoded(one_field("\xF0\x9F\xAB\xA8", little_i4()), {2});
+    CHECK(shaking[6] == 3);
+    CHECK(shaking.find("'\xF0\x9F\xAB\xA8'") != std::string::npos);
+    const std::string unassigned = encoded(one_field("\xF0\x9F\xAB\xA9", little_i4()), {2});
+    CHECK(unassigned[6] == 1);
+    CHECK(unassigned.find("'\\U0001fae9'") != std::string::npos);
+    // np.save of numpy 1.24 on Python 3.11 (Unicode 14) escapes U+1FAE8 in
+    // 1.0; these are its bytes. Valid, but not Python 3.12's header.
+    std::string text =
+        "{'descr': [('\\U0001fae8', '<i4')], 'fortran_order': False, 'shape': (2,), }" + std::string(20, ' ');
+    text += std::string(64 - (10 + text.size() + 1) % 64, ' ') + "\n";
+    require_not_canonical(npyguard_test::preamble(1, text.size()) + text + std::string(8, '\0'), 6);
+  }
   SECTION("a header above 65535 bytes needs 2.0") {
     dtype wide;
     wide.kind = dtype_kind::structured;

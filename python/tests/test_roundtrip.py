@@ -2,9 +2,10 @@
 .npz (stored and deflated), and check() describes it as numpy's header does."""
 
 import io
+import unicodedata
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -25,9 +26,28 @@ arrays = dtypes.flatmap(
     lambda dtype: hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5)))
 
 
+def _names(dtype):
+    for name in dtype.names or ():
+        field = dtype.fields[name]
+        yield name
+        if len(field) > 2 and field[2]:
+            yield field[2]
+        yield from _names(field[0])
+
+
+def newer_than_this_python(dtype):
+    """A field name with a character this Python's Unicode does not assign:
+    npyguard spells names as Python 3.12 does (Unicode 15.0), so np.save on
+    an older Python writes another header than the canonical one
+    (docs/deviations.md, "Reported values")."""
+    return any(unicodedata.category(c) == "Cn"
+               for name in _names(dtype) for c in name)
+
+
 @SETTINGS
 @given(arrays, st.booleans())
 def test_np_save_then_load(array, fortran):
+    assume(not newer_than_this_python(array.dtype))
     if fortran:
         array = np.asfortranarray(array)
     out = io.BytesIO()

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Differential test of npyguard's .npz reader against numpy 1.24.
+"""Differential test of npyguard's .npz reader against numpy.
 
-    /usr/bin/python3 tests/differential/npz_run.py --tool build/release/npyguard
+    /usr/bin/python3 tests/differential/npz_run.py --tool build/release/npyguard [--numpy PATH]
 
+runs under the interpreter ``--numpy`` names (default /usr/bin/python3,
+Debian's numpy 1.24; the run re-executes itself under another one),
 generates valid archives and mutants of them (``npz_generate.py``), asks
 numpy (``np.load`` and reading every key, in a forked child with a memory
 limit and a timeout) and ``npyguard check --json --format npz``, with and
@@ -43,6 +45,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
+
+import interpreter  # noqa: E402  (standard library only)
+
+if __name__ == "__main__":  # before anything imports numpy
+    interpreter.run_under_requested(os.path.abspath(__file__), sys.argv[1:])
 
 import checking  # noqa: E402
 import deviations  # noqa: E402
@@ -234,6 +241,13 @@ def compare(case):
 # Running it
 # ---------------------------------------------------------------------------
 
+def limit_flags():
+    """npyguard's limits for this numpy. numpy 1.x builds no array of more
+    than 32 dimensions (NPY_MAXDIMS), so its np.load fails on a member with
+    33 to 64, which npyguard's default max_ndim (64, numpy 2's limit) allows."""
+    return ("--max-ndim", "32") if oracle.numpy_major() < 2 else ()
+
+
 def run_tool(tool, workdir, cases, batch):
     paths = []
     for case in cases:
@@ -241,7 +255,9 @@ def run_tool(tool, workdir, cases, batch):
         with open(path, "wb") as fh:
             fh.write(case.archive.data)
         paths.append(path)
-    for flags, attr in ((("--format", "npz"), "plain"), (("--format", "npz", "--verify"), "verify")):
+    limits = limit_flags()
+    for flags, attr in ((("--format", "npz", *limits), "plain"),
+                        (("--format", "npz", "--verify", *limits), "verify")):
         for start in range(0, len(paths), batch):
             chunk = paths[start:start + batch]
             results = checking.check_json(tool, chunk, flags)
@@ -266,7 +282,8 @@ def summary(cases, timings, args):
         per = [sum(1 for c in cases if c.origin == o and pred(c)) for o in ORIGINS]
         return tuple(per) + (sum(per),)
 
-    lines.append("npyguard .npz vs numpy %s   seed %d   tool %s" % (np.__version__, args.seed, args.tool))
+    lines.append("npyguard .npz vs %s   seed %d   tool %s %s" % (
+        oracle.describe(), args.seed, args.tool, " ".join(limit_flags()) or "(default limits)"))
     row("", ("valid", "mutants", "total"))
     row("archives", counts(lambda c: True))
     row("both accept (npyguard with --verify)", counts(lambda c: c.outcome == "both_accept"))
@@ -320,6 +337,7 @@ def parse_args(argv):
                    help="processes asking numpy (default: one per core)")
     p.add_argument("--batch", type=int, default=1000, help="archives per npyguard invocation")
     p.add_argument("--keep", action="store_true", help="keep the generated archives (path printed)")
+    interpreter.add_option(p)
     return p.parse_args(argv)
 
 

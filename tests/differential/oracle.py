@@ -1,4 +1,5 @@
-"""numpy 1.24 as the oracle: its verdict on a .npy file, from the header alone.
+"""numpy as the oracle (Debian's 1.24 unless the run says ``--numpy``): its
+verdict on a .npy file, from the header alone.
 
 numpy's reader is ``numpy.lib.format``: ``read_magic``, then
 ``read_array_header_1_0`` / ``read_array_header_2_0`` (version 3.0 goes
@@ -17,12 +18,25 @@ import io
 import math
 import os
 import pickle
+import platform
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy
-from numpy.lib import format as npformat
+from numpy.lib import format as _public_format
+
+try:  # numpy 2 keeps the reader's private helpers in the implementation module
+    from numpy.lib import _format_impl as npformat
+except ImportError:  # numpy 1.x
+    npformat = _public_format
+
+# generate.py, mutate.py and deviations.py reach them through numpy.lib.format,
+# which in numpy 2 re-exports the public names only.
+for _name in ("_check_version", "_filter_header", "_read_array_header", "_write_array_header"):
+    if not hasattr(_public_format, _name):
+        setattr(_public_format, _name, getattr(npformat, _name))
 
 # numpy's header-size guard, raised far above any test input.
 HUGE_HEADER = 2 ** 64
@@ -185,3 +199,13 @@ def shape_as_json(shape):
 def numpy_version():
     """The oracle's numpy version string."""
     return numpy.__version__
+
+
+def numpy_major():
+    """The oracle's numpy major version (1 or 2)."""
+    return int(numpy.__version__.split(".")[0])
+
+
+def describe():
+    """Which numpy and Python the run asks, for the summary's first line."""
+    return "numpy %s (Python %s, %s)" % (numpy.__version__, platform.python_version(), sys.executable)

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Differential test of npyguard against numpy 1.24 (the oracle).
+"""Differential test of npyguard against numpy (the oracle).
 
-    /usr/bin/python3 tests/differential/run.py --tool build/release/npyguard
+    /usr/bin/python3 tests/differential/run.py --tool build/release/npyguard [--numpy PATH]
 
+runs under the interpreter ``--numpy`` names (default /usr/bin/python3,
+Debian's numpy 1.24; the run re-executes itself under another one),
 generates valid files (``generate.py``) and mutants of their headers
 (``mutate.py``), asks numpy (``oracle.py``) and ``npyguard check --json``
 about every file, and checks three rules:
@@ -28,6 +30,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+
+import interpreter  # noqa: E402  (standard library only)
+
+if __name__ == "__main__":  # before anything imports numpy
+    interpreter.run_under_requested(os.path.abspath(__file__), sys.argv[1:])
 
 import checking  # noqa: E402
 import deviations  # noqa: E402
@@ -200,7 +207,7 @@ def summary(cases, timings, args):
         per = [sum(1 for c in cases if c.origin == o and pred(c)) for o in ORIGINS]
         return tuple(per) + (sum(per),)
 
-    lines.append("npyguard vs numpy %s   seed %d   tool %s" % (oracle.numpy_version(), args.seed, args.tool))
+    lines.append("npyguard vs %s   seed %d   tool %s" % (oracle.describe(), args.seed, args.tool))
     row("", ("valid", "mutants", "replay", "total"))
     row("files", counts(lambda c: True))
     row("both accept", counts(lambda c: c.outcome == "both_accept"))
@@ -252,6 +259,7 @@ def parse_args(argv):
                    help="directory of .npy files checked in every run (rules 1 and 3)")
     p.add_argument("--batch", type=int, default=1000, help="files per npyguard invocation")
     p.add_argument("--keep", action="store_true", help="keep the generated files (path printed)")
+    interpreter.add_option(p)
     return p.parse_args(argv)
 
 
