@@ -321,24 +321,24 @@ inline std::string crafted_name(const std::string& base, const std::string& othe
     return out;
   };
   switch (kind) {
-    case 0: return "x" + repeat("\u0f73", count) + ".npy";        // decomposes into two non-starters each
-    case 1: return "x" + repeat("\u0344", count) + ".npy";        // likewise
-    case 2: return "a" + repeat("\u0301", count) + ".npy";        // combining marks as written
-    case 3: return repeat("\ud55c\uae00", count) + ".npy";        // Hangul syllables
-    case 4: return stem + "\u200b.npy";                            // Cf: zero width space
-    case 5: return stem + "\u00ad.npy";                            // Cf: soft hyphen
-    case 6: return stem + "\u2028.npy";                            // Zl
-    case 7: return "..\uff0f..\uff0f" + base;                     // full-width solidus
+    case 0: return "x" + repeat("\u0f73", count) + ".npy"; // decomposes into two non-starters each
+    case 1: return "x" + repeat("\u0344", count) + ".npy"; // likewise
+    case 2: return "a" + repeat("\u0301", count) + ".npy"; // combining marks as written
+    case 3: return repeat("\ud55c\uae00", count) + ".npy"; // Hangul syllables
+    case 4: return stem + "\u200b.npy";                    // Cf: zero width space
+    case 5: return stem + "\u00ad.npy";                    // Cf: soft hyphen
+    case 6: return stem + "\u2028.npy";                    // Zl
+    case 7: return "..\uff0f..\uff0f" + base;              // full-width solidus
     case 8: return stem + "\uff0fb.npy";
-    case 9: return "\u2025/" + base;                               // two-dot leader
-    case 10: return stem + "\uff3cb.npy";                          // full-width reverse solidus
-    case 11: return "c\uff1a" + base;                              // full-width colon after a letter
-    case 12: return "dir /" + base;                                 // a component ending in a space
-    case 13: return "dir./" + base;                                 // ... in a dot
-    case 14: return other + "/" + base;                             // another member's name as a directory
-    case 15: return other + ".npy";                                 // a key that is another member's name
-    case 16: return "aux.npy";                                      // Windows device names: accepted
-    default: return "dense/kernel\uff1a0.npy";                     // a colon that is no drive letter
+    case 9: return "\u2025/" + base;           // two-dot leader
+    case 10: return stem + "\uff3cb.npy";      // full-width reverse solidus
+    case 11: return "c\uff1a" + base;          // full-width colon after a letter
+    case 12: return "dir /" + base;            // a component ending in a space
+    case 13: return "dir./" + base;            // ... in a dot
+    case 14: return other + "/" + base;        // another member's name as a directory
+    case 15: return other + ".npy";            // a key that is another member's name
+    case 16: return "aux.npy";                 // Windows device names: accepted
+    default: return "dense/kernel\uff1a0.npy"; // a colon that is no drive letter
   }
 }
 

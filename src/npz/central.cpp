@@ -62,32 +62,45 @@ private:
   std::vector<std::uint32_t> slots_;
 };
 
-// Names equal after NFC are one member to a reader that normalises; and
-// numpy's NpzFile looks a key up among the names first, so a member whose
-// key is another member's name ("a.npy.npy" beside "a.npy") cannot be
-// read under its key.
+// Names equal after NFC are one member to a reader that normalises, and a
+// name that is another's directory ("a.npy" beside "a.npy/b.npy") makes one
+// path both a file and a directory once extracted: both found by the path
+// tree, exactly and in linear time. numpy's NpzFile looks a key up among
+// the names first, so a member whose key is another member's name
+// ("a.npy.npy" beside "a.npy") cannot be read under its key.
 std::optional<error> check_unique(const entry& e, std::size_t index, const std::vector<entry>& entries,
-                                  string_index& names, string_index& keys) {
+                                  path_tree& paths, string_index& names, string_index& keys) {
   std::string name = nfc(e.name);
   // NFC leaves the ASCII ".npy" alone (nothing composes with a '.'), so the
   // key's NFC form is the name's without it.
   const std::string_view key = std::string_view(name).substr(0, name.size() - 4);
-  const auto earlier = [&](std::ptrdiff_t other) {
-    return "member " + std::to_string(other) + "'s (\"" + entries[static_cast<std::size_t>(other)].name + "\")";
+  const auto earlier = [&](std::size_t other) {
+    return "member " + std::to_string(other) + "'s (\"" + entries[other].name + "\")";
   };
+  if (const auto clash = paths.add(name, index)) {
+    const std::string other = earlier(clash->member);
+    const char* const both = ": one path would be both a file and a directory once extracted";
+    return fail(error_code::duplicate_name, e.central_offset,
+                clash->kind == path_tree::clash_kind::same_name
+                    ? "the name repeats " + other + " after Unicode NFC normalisation"
+                : clash->kind == path_tree::clash_kind::under_earlier
+                    ? "the name lies under " + other + " as under a directory" + both
+                    : "the name is a directory of " + other + both,
+                e.name);
+  }
   const std::uint64_t name_hash = npyguard::detail::keyed_hash(name);
   const std::uint64_t key_hash = npyguard::detail::keyed_hash(key);
-  if (const std::ptrdiff_t other = names.find(name, name_hash); other >= 0) {
-    return fail(error_code::duplicate_name, e.central_offset,
-                "the name repeats " + earlier(other) + " after Unicode NFC normalisation", e.name);
-  }
   if (const std::ptrdiff_t other = keys.find(name, name_hash); other >= 0) {
     return fail(error_code::duplicate_name, e.central_offset,
-                "the name is the key of " + earlier(other) + ": numpy would serve this member under that key", e.name);
+                "the name is the key of " + earlier(static_cast<std::size_t>(other)) +
+                    ": numpy would serve this member under that key",
+                e.name);
   }
   if (const std::ptrdiff_t other = names.find(key, key_hash); other >= 0) {
     return fail(error_code::duplicate_name, e.central_offset,
-                "the key is the name of " + earlier(other) + ": numpy would serve that member under this key", e.name);
+                "the key is the name of " + earlier(static_cast<std::size_t>(other)) +
+                    ": numpy would serve that member under this key",
+                e.name);
   }
   keys.add(std::string(key), key_hash, index);
   names.add(std::move(name), name_hash, index);
@@ -174,6 +187,7 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
                                             const options& opts, std::vector<entry>& entries) {
   entries.clear();
   entries.reserve(static_cast<std::size_t>(std::min(where.entries, where.cd_size / central::size)));
+  path_tree paths;
   string_index names;
   string_index keys;
   std::uint64_t total = 0;
@@ -260,7 +274,7 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
       return fail(error_code::name_mismatch, extra.unicode_path->at,
                   "the Unicode Path extra field names the member differently from its header", e.name);
     }
-    if (auto failure = check_unique(e, entries.size(), entries, names, keys)) return failure;
+    if (auto failure = check_unique(e, entries.size(), entries, paths, names, keys)) return failure;
     // Bounds, sizes, ratio, total.
     const auto extent = npyguard::detail::checked_add(local::size + name_length, e.compressed.value,
                                                       std::numeric_limits<std::uint64_t>::max());

@@ -1,6 +1,7 @@
 // Member names (SPEC-npz.md section 6): decoding as Python's zipfile does
 // (UTF-8 with flag bit 11, CP437 without), the rules every name must pass,
-// and NFC for the duplicate check. No I/O.
+// NFC for the duplicate check, and the tree that finds a name used as
+// another's directory. No I/O.
 #ifndef NPYGUARD_SRC_NPZ_NAMES_HPP
 #define NPYGUARD_SRC_NPZ_NAMES_HPP
 
@@ -8,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "npyguard/error.hpp"
 
@@ -18,15 +21,68 @@ namespace npyguard::npz::detail {
 [[nodiscard]] bool decode_name(const unsigned char* raw, std::size_t length, bool utf8_flag, std::string& decoded);
 
 // The rules of section 6 after decoding, in its order, for the name at
-// archive offset `at`: characters, overlong bytes (CP437 names), ".npy",
-// then the path rules. On success `key` is the name without ".npy".
-// May throw std::bad_alloc.
+// archive offset `at`: characters (forbidden, then Cf/Zl/Zp, then the
+// stream-safe run), overlong bytes (CP437 names), ".npy", the path rules,
+// component ends, then the NFKC form's path. On success `key` is the name
+// without ".npy". Linear in the name. May throw std::bad_alloc.
 [[nodiscard]] std::optional<error> check_name(const unsigned char* raw, std::size_t length, bool utf8_flag,
                                               const std::string& decoded, std::uint64_t at, std::string& key);
 
 // The Unicode NFC form of a decoded name (ASCII names are their own).
-// May throw std::bad_alloc.
+// Linear for a name that check_name accepted. May throw std::bad_alloc.
 [[nodiscard]] std::string nfc(const std::string& decoded);
+
+// The names seen so far as a tree of '/'-separated paths, compressed so
+// that a chain of single children is one edge (a radix tree over path
+// components): adding a name costs time linear in its bytes, however long
+// the prefixes it shares or however many components it has, and memory is
+// the names' bytes plus a few nodes a name. Children are found by the keyed
+// hash of (parent, first component) and then compared byte for byte, so
+// equality is exact and collisions cannot be chosen offline.
+class path_tree {
+public:
+  enum class clash_kind {
+    same_name,     // the name was seen before
+    under_earlier, // an earlier name is one of this name's directories
+    above_earlier, // this name is a directory of an earlier name
+  };
+  struct clash {
+    clash_kind kind;
+    std::size_t member; // the earlier member
+  };
+
+  // Adds `name` (a name check_name accepted, in NFC) for `member`, unless it
+  // clashes with an earlier name: then the clash, and the tree unchanged
+  // in what it answers. May throw std::bad_alloc.
+  [[nodiscard]] std::optional<clash> add(std::string_view name, std::size_t member);
+
+private:
+  static constexpr std::uint32_t no_node = 0xFFFFFFFFu;
+
+  // A node is a path: the first `length` bytes of the name stored at
+  // `begin` in bytes_, ending at a component boundary. Its edge from
+  // `parent` is the part after the parent's path and its '/'.
+  struct node {
+    std::uint64_t begin = 0;
+    std::uint32_t length = 0;
+    std::uint32_t parent = no_node;
+    std::uint64_t key = 0;  // keyed hash of (parent, the edge's first component)
+    std::size_t member = 0; // the first member whose name reached this path
+    bool is_file = false;   // a name ends here
+  };
+
+  [[nodiscard]] std::string_view path(const node& n) const noexcept;
+  [[nodiscard]] std::size_t edge_start(const node& n) const noexcept;
+  [[nodiscard]] static std::uint64_t child_key(std::uint32_t parent, std::string_view component) noexcept;
+  [[nodiscard]] std::uint32_t find_child(std::uint32_t parent, std::string_view component, std::uint64_t key) const;
+  void index(std::uint32_t id);
+  void reindex(std::uint32_t id, std::uint32_t replacement);
+  std::uint32_t add_node(const node& n);
+
+  std::string bytes_;                // every name added, one after another
+  std::vector<node> nodes_;          // [0]: the root, the empty path
+  std::vector<std::uint32_t> slots_; // open addressing by node key; 0: empty, else id + 1
+};
 
 } // namespace npyguard::npz::detail
 

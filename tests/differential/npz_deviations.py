@@ -11,6 +11,8 @@ bytes, by ``npz_run.py``.
 """
 
 import io
+import re
+import string
 import struct
 import unicodedata
 import zipfile
@@ -125,21 +127,54 @@ def raw_name(info):
     return info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437", "surrogatepass")
 
 
+SEPARATORS = re.compile(r"[/\\]")
+
+
+def _run_exceeds(name, form):
+    """More than 30 non-starters in a row in the name's NFD (or NFKD)."""
+    run = 0
+    for c in name:
+        for d in unicodedata.normalize(form, c):
+            run = run + 1 if unicodedata.combining(d) else 0
+            if run > 30:
+                return True
+    return False
+
+
+def _path_problem(name):
+    """The path rules on a name ending in .npy and on its key; '\\' separates."""
+    key = name[:-4]
+    if not key or name[0] in "/\\" or (len(name) > 1 and name[1] == ":" and name[0] in string.ascii_letters):
+        return True
+    parts = SEPARATORS.split(name) + SEPARATORS.split(key)
+    return any(p in ("", ".", "..") or p[-1] in " ." for p in parts)
+
+
 def hostile_text(name):
     """SPEC-npz section 6, the character and path rules, on a decoded name."""
     if any(c == "\0" or c == "\\" or 0x01 <= ord(c) <= 0x1F or 0x7F <= ord(c) <= 0x9F
-           or ord(c) in BIDI for c in name):
+           or ord(c) in BIDI or unicodedata.category(c) in ("Cf", "Zl", "Zp") for c in name):
         return True
-    run = 0
-    for c in name:
-        run = run + 1 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me") else 0
-        if run > 30:
-            return True
-    key = name[:-4] if name.endswith(".npy") else name
-    if not key or name.startswith("/") or (len(name) > 1 and name[1] == ":" and name[0].isalpha()):
+    if _run_exceeds(name, "NFD"):
         return True
-    return any(part in ("", ".", "..") for part in name.split("/")) or \
-        any(part in ("", ".", "..") for part in key.split("/"))
+    if not name.endswith(".npy"):
+        return False  # not_npy_member: another class
+    if _path_problem(name):
+        return True
+    if name.isascii():
+        return False
+    if _run_exceeds(name, "NFKD"):
+        return True
+    folded = unicodedata.normalize("NFKC", name)
+    return (not folded.endswith(".npy") or _path_problem(folded)
+            or len(SEPARATORS.split(folded)) != name.count("/") + 1)
+
+
+def directory_clash(nfc_names):
+    """A name that is another's directory ('a.npy' beside 'a.npy/b.npy')."""
+    names = set(nfc_names)
+    return any("/".join(parts[:k]) in names
+               for parts in (n.split("/") for n in nfc_names) for k in range(1, len(parts)))
 
 
 def overlong_cp437(info):
@@ -177,7 +212,7 @@ def hostile_name(f):
     if len(set(nfc)) != len(nfc):
         # Whatever is wrong with a shadowed entry, numpy never reads it.
         return True if not shadowed_error(f, nfc, f.offset) else {f.code}
-    return any(n[:-4] in set(nfc) for n in nfc if n.endswith(".npy"))
+    return any(n[:-4] in set(nfc) for n in nfc if n.endswith(".npy")) or directory_clash(nfc)
 
 
 def not_npy(f):
@@ -317,6 +352,51 @@ def deflate_end(f):
     return False
 
 
+def _deflate_bodies(f):
+    for info in f.infos:
+        loc = f.local(info)
+        if info.compress_type == 8 and loc is not None:
+            yield info, f.data[loc[7]:loc[7] + info.compress_size]
+
+
+def unbought_deflate(f):
+    """A deflate stream that, at some byte k, has consumed more than
+    512 + P + P // 16 compressed bytes for its P bytes of output."""
+    for info, body in _deflate_bodies(f):
+        d = zlib.decompressobj(-15)
+        produced = 0
+        try:
+            for k in range(1, len(body) + 1):
+                produced += len(d.decompress(body[k - 1:k], info.file_size + 1 - produced))
+                if k > 512 + produced + produced // 16:
+                    return True
+                if d.eof or produced > info.file_size:
+                    break
+        except zlib.error:
+            continue
+    return False
+
+
+def header_amplification(f, limit=1 << 20):
+    """The deflate members' headers, in directory order, run more than
+    `limit` bytes past 1 KiB plus four times their member's compressed size."""
+    excess = 0
+    for info, body in _deflate_bodies(f):
+        try:
+            head = zlib.decompressobj(-15).decompress(body, 12)
+        except zlib.error:
+            continue
+        if len(head) < 10 or not head.startswith(b"\x93NUMPY"):
+            continue
+        offset, length = (10, int.from_bytes(head[8:10], "little")) if head[6] == 1 else \
+            (12, int.from_bytes(head[8:12], "little"))
+        header = max(0, min(offset + length, info.file_size) - offset)
+        excess += max(0, header - 1024 - 4 * info.compress_size)
+        if excess > limit:
+            return True
+    return False
+
+
 def layout(f):
     ext = f.extents
     if [s for s, _ in ext] != sorted(s for s, _ in ext):
@@ -391,6 +471,8 @@ CLASSES = (
     ArchiveClass("npz-central-header", _codes("bad_central_header"), central_header),
     ArchiveClass("npz-declared-size", _codes("size_mismatch", "trailing_data"), declared_size),
     ArchiveClass("npz-deflate-end", _codes("size_mismatch"), deflate_end),
+    ArchiveClass("npz-deflate-cost", _codes("bad_deflate"), unbought_deflate),
+    ArchiveClass("npz-header-amplification", _codes("header_too_large"), header_amplification),
     ArchiveClass("npz-flags", _codes("unsupported_feature", "encrypted_member"), flags),
     ArchiveClass("npz-type", _codes("bad_member_type"), member_type),
     ArchiveClass("npz-limits", _codes("too_many_members", "total_size_exceeded", "ratio_exceeded"),
