@@ -42,6 +42,8 @@ struct build_failure {
 
 class ast_builder {
 public:
+  static constexpr std::size_t initial_nodes = std::size_t{1} << 14;
+
   // Clears `tree` (keeping its capacity) for a text of `size` bytes.
   ast_builder(const char* text, std::size_t size, const parse_settings& settings, ast& tree)
       : text_(text), settings_(settings), tree_(tree), max_nodes_(size / 2 + 2) {
@@ -53,9 +55,11 @@ public:
     // nodes in 17 bytes), so start at 1 node per 6 bytes and double up to
     // that worst case (grow). A reused tree keeps the capacity of the
     // largest header it held.
-    if (tree.nodes.capacity() < std::min(max_nodes_, size / 6 + 16)) {
-      tree.nodes.reserve(std::min(max_nodes_, size / 6 + 16));
-    }
+    // (At most initial_nodes at first: a header padded with a megabyte of
+    // spaces holds a handful of nodes, and constructing 175,000 of them up
+    // front cost more than parsing it.)
+    const std::size_t initial = std::min({max_nodes_, size / 6 + 16, initial_nodes});
+    if (tree.nodes.capacity() < initial) tree.nodes.reserve(initial);
     // Decoded strings are at most twice the text (latin-1 to UTF-8).
     tree.strings.reserve(2 * size + 16);
   }

@@ -1,6 +1,8 @@
 // zlib's raw inflate (no zlib or gzip wrapper, inflateInit2(-15)) with the
 // stream's state owned, and a member's compressed bytes fed from the
-// archive in growing chunks. No I/O: reads through an archive_reader.
+// archive in growing chunks, never more than the output so far pays for
+// (SPEC-npz.md section 9, "compressed bytes buy output"). No I/O: reads
+// through an archive_reader.
 #ifndef NPYGUARD_SRC_NPZ_INFLATER_HPP
 #define NPYGUARD_SRC_NPZ_INFLATER_HPP
 
@@ -15,6 +17,13 @@
 #include "npz/reader.hpp"
 
 namespace npyguard::npz::detail {
+
+// The compressed bytes that `produced` bytes of output pay for:
+// 512 + P + floor(P / 16). Checked at every byte of the stream: the first
+// k compressed bytes must make at least the output that pays for k.
+[[nodiscard]] constexpr std::uint64_t input_allowance(std::uint64_t produced) noexcept {
+  return 512 + produced + produced / 16;
+}
 
 // One inflater serves every member of an archive in turn: start() resets
 // zlib's state and keeps its allocations (the 32 KiB window among them), so
@@ -37,6 +46,7 @@ public:
     ended,     // the stream's final block came first (fewer written; see produced())
     exhausted, // the compressed bytes ran out before the final block
     corrupt,   // zlib reports a data error
+    unbought,  // the stream needs more compressed bytes than its output pays for (input_allowance)
   };
   // Inflates up to `size` bytes into `out`. A read error of the archive
   // (io_error) comes back in `failure`. May throw std::bad_alloc.
@@ -47,11 +57,18 @@ public:
   [[nodiscard]] bool ended() const noexcept { return ended_; }
 
 private:
+  // Hands zlib the next compressed bytes, as many as the chunk size, the
+  // member and the allowance permit; none when one of them is spent.
+  std::optional<error> feed();
+  // Whether the bytes consumed so far are within what the output pays for.
+  [[nodiscard]] bool paid_for() const noexcept { return consumed() <= input_allowance(produced()); }
+
   archive_reader& reader_;
   const entry* member_ = nullptr;
   z_stream stream_{};
-  std::uint64_t fed_ = 0;   // compressed bytes handed to zlib
-  std::size_t chunk_ = 512; // the next read's size, doubling up to 64 KiB
+  std::uint64_t fed_ = 0;      // compressed bytes handed to zlib
+  std::uint64_t read_end_ = 0; // the end of the last chunk asked of the reader
+  std::size_t chunk_ = 512;    // the next read's size, doubling up to 64 KiB
   bool ended_ = false;
 };
 

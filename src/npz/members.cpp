@@ -54,6 +54,16 @@ private:
   const entry& entry_;
 };
 
+// SPEC-npz.md section 9, "compressed bytes buy output": the stream asked
+// for more compressed bytes than its output so far pays for.
+error unbought(const inflater& stream, const entry& e) {
+  return fail(error_code::bad_deflate, e.data_start,
+              "the member's deflate stream spends " + to_string(stream.consumed()) + " compressed bytes on its first " +
+                  to_string(stream.produced()) + " bytes of output, more than the " +
+                  to_string(input_allowance(stream.produced())) + " (512 + P + P/16) they pay for",
+              e.name);
+}
+
 // A deflate member's first bytes, inflated in the stages of SPEC-npz.md
 // section 9; the pipeline reads them as an input of the declared size.
 // `bytes` holds them: emptied here, its capacity kept from the archive's
@@ -95,6 +105,7 @@ public:
             error_code::bad_deflate, entry_.data_start,
             "the member's deflate stream is corrupt within its first " + to_string(bytes_.size() + 1) + " bytes",
             entry_.name);
+      case inflater::status::unbought: return unbought(inflater_, entry_);
       case inflater::status::ended:
       case inflater::status::exhausted: break;
     }
@@ -133,45 +144,60 @@ std::optional<error> validate_stored(archive_reader& reader, const entry& e, con
   return checked;
 }
 
+// What phase F keeps from one deflate member to the next.
+struct deflate_state {
+  explicit deflate_state(archive_reader& archive) noexcept : reader(archive) {}
+  archive_reader& reader;
+  std::optional<inflater> stream;   // made for the first deflate member, reused for the others
+  std::vector<unsigned char> bytes; // its members' first bytes, one at a time
+  std::uint64_t unpaid_header = 0;  // header bytes beyond what the members' compressed bytes pay for
+};
+
+// Header amplification (SPEC-npz.md section 9, docs/SPEC-npz.md's settled
+// points): a deflate member's header may be up to 1 KiB plus four times the
+// member's compressed size; beyond that, the archive's headers together may
+// run over by at most limits.max_header_bytes. Decided before the header is
+// inflated, so a kilobyte of deflate never costs a megabyte of parsing per
+// member. (A 4,000-field struct's 71 KB header deflates to 10 KB: 30 KB
+// over, so 34 of them fit in an archive with the default limit; white
+// space deflates 1,000 to 1.)
+constexpr std::uint64_t header_grace = 1024;
+constexpr std::uint64_t header_ratio = 4;
+
+std::optional<error> charge_header(deflate_state& state, const entry& e, const npyguard::detail::preamble& framing,
+                                   const options& opts) {
+  // Only what the declared size lets the stream hold is inflated.
+  const std::uint64_t header_end = std::min(framing.data_offset(), e.uncompressed.value);
+  const std::uint64_t header = header_end > framing.header_offset ? header_end - framing.header_offset : 0;
+  const std::uint64_t paid = header_grace + header_ratio * std::min<std::uint64_t>(e.compressed.value, 1ull << 60);
+  if (header <= paid) return std::nullopt;
+  state.unpaid_header += header - paid;
+  if (state.unpaid_header <= opts.limits.max_header_bytes) return std::nullopt;
+  return error{error_code::header_too_large, 8,
+               "the member's header of " + to_string(header) + " bytes inflates from " + to_string(e.compressed.value) +
+                   " compressed bytes; the archive's headers run " + to_string(state.unpaid_header) +
+                   " bytes past 1 KiB plus four times their member's compressed size, above limits.max_header_bytes (" +
+                   to_string(opts.limits.max_header_bytes) + ")"};
+}
+
 // A deflated member's header into `model`: the preamble, the header and
-// one byte more are inflated into `inflated`.
-std::optional<error> validate_deflated(inflater& stream, const entry& e, const options& opts,
-                                       npyguard::detail::workspace& space, std::vector<unsigned char>& inflated,
-                                       header& model, std::optional<error>& failure) {
-  deflate_prefix prefix(stream, e, inflated);
+// one byte more are inflated into the state's bytes.
+std::optional<error> validate_deflated(deflate_state& state, const entry& e, const options& opts,
+                                       npyguard::detail::workspace& space, header& model,
+                                       std::optional<error>& failure) {
+  if (!state.stream) state.stream.emplace(state.reader);
+  deflate_prefix prefix(*state.stream, e, state.bytes);
   if ((failure = prefix.fill(npyguard::detail::max_preamble_size))) return failure;
   unsigned char preamble_bytes[npyguard::detail::max_preamble_size];
   const auto held = static_cast<std::size_t>(prefix.read_at(0, preamble_bytes, sizeof preamble_bytes));
   npyguard::detail::preamble framing;
   if (auto bad = npyguard::detail::read_preamble(preamble_bytes, held, opts, framing)) return bad;
+  if (auto bad = charge_header(state, e, framing, opts)) return bad;
   if ((failure = prefix.fill(framing.data_offset()))) return failure;
   if (auto bad = npyguard::detail::validate_random_access(space, prefix, opts, model)) return bad;
   // One byte past the header: a stream that stops right after it is seen.
   if ((failure = prefix.fill(model.data_offset + 1))) return failure;
   return std::nullopt;
-}
-
-// numpy 1.24 builds arrays of at most 32 dimensions (NPY_MAXDIMS): np.load of
-// a member with more fails, so an archive holding one is not one numpy reads
-// (SPEC-npz rule 1), whatever limits.max_ndim allows for a .npy file.
-constexpr std::uint32_t numpy_array_ndim = 32;
-
-options member_options(const options& opts, bool& capped) {
-  options out = opts;
-  capped = out.limits.max_ndim > numpy_array_ndim;
-  if (capped) out.limits.max_ndim = numpy_array_ndim;
-  return out;
-}
-
-// The shape's too_many_dimensions under the cap says why the limit is 32.
-error explain_cap(error failure) {
-  const std::string_view shape_limit = "shape has more than 32 dimensions (limits.max_ndim)";
-  if (failure.code == error_code::too_many_dimensions && failure.message == shape_limit) {
-    failure.message =
-        "shape has more than 32 dimensions: numpy 1.24 builds no array of more, so np.load of this "
-        "member fails (limits.max_ndim applies to .npy files)";
-  }
-  return failure;
 }
 
 // Where one member's array data goes while it streams past: the bytes
@@ -211,28 +237,35 @@ std::optional<error> ask_sink(member_sink& sink, std::size_t index, const member
   return std::nullopt;
 }
 
+// Verification's output buffer: large, so that zlib returns (and copies
+// its window) seldom, and no larger than the largest deflate member needs.
+std::size_t inflate_buffer_size(const std::vector<entry>& entries) {
+  constexpr std::uint64_t max_buffer = std::uint64_t{1} << 20;
+  std::uint64_t size = 1;
+  for (const entry& e : entries) {
+    if (e.method != method_stored) size = std::max(size, std::min(max_buffer, e.uncompressed.value + 1));
+  }
+  return static_cast<std::size_t>(size);
+}
+
 } // namespace
 
-std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries,
-                                      const options& archive_opts, std::vector<member>& out) {
-  bool capped = false;
-  const options opts = member_options(archive_opts, capped);
+std::optional<error> validate_members(archive_reader& reader, const std::vector<entry>& entries, const options& opts,
+                                      std::vector<member>& out) {
   out.reserve(entries.size());
-  std::optional<inflater> stream;          // made for the first deflate member, reused for the others
-  std::vector<unsigned char> inflated;     // its members' first bytes, one at a time
+  deflate_state deflated(reader);
   npyguard::detail::workspace_lease lease; // one workspace for every member's header
   for (const entry& e : entries) {
     std::optional<error> archive_failure; // the archive's own (reads, inflation)
-    if (e.method != method_stored && !stream) stream.emplace(reader);
     member m;
-    std::optional<error> rejected =
-        e.method == method_stored ? validate_stored(reader, e, opts, lease.get(), m.npy, archive_failure)
-                                  : validate_deflated(*stream, e, opts, lease.get(), inflated, m.npy, archive_failure);
+    std::optional<error> rejected = e.method == method_stored
+                                        ? validate_stored(reader, e, opts, lease.get(), m.npy, archive_failure)
+                                        : validate_deflated(deflated, e, opts, lease.get(), m.npy, archive_failure);
     if (archive_failure) {
       if (!archive_failure->member) archive_failure->member = e.name;
       return archive_failure;
     }
-    if (rejected) return inside(capped ? explain_cap(std::move(*rejected)) : std::move(*rejected), e);
+    if (rejected) return inside(std::move(*rejected), e);
     m.name = e.name;
     m.key = e.key;
     m.method = e.method == method_stored ? compression::stored : compression::deflate;
@@ -248,8 +281,8 @@ std::optional<error> validate_members(archive_reader& reader, const std::vector<
 
 std::optional<error> verify_members(archive_reader& reader, const std::vector<entry>& entries,
                                     const std::vector<member>& models, member_sink* sink) {
-  constexpr std::size_t buffer_size = std::size_t{64} * 1024;
-  std::vector<unsigned char> buffer(buffer_size);
+  constexpr std::size_t stored_chunk = std::size_t{64} * 1024;
+  std::vector<unsigned char> buffer(inflate_buffer_size(entries));
   std::optional<inflater> stream;
   for (std::size_t index = 0; index < entries.size(); ++index) {
     const entry& e = entries[index];
@@ -260,7 +293,7 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
     uLong crc = ::crc32(0, nullptr, 0);
     if (e.method == method_stored) {
       for (std::uint64_t done = 0; done < e.compressed.value;) {
-        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_size, e.compressed.value - done));
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(stored_chunk, e.compressed.value - done));
         const unsigned char* bytes = nullptr;
         if (auto failure = reader.view(e.data_start + done, n, bytes)) {
           failure->member = e.name;
@@ -279,7 +312,7 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
       // Stop at the declared size + 1: a longer stream is seen, never followed.
       while (outcome == inflater::status::ok && stream->produced() <= e.uncompressed.value && !stream->ended()) {
         const auto n = static_cast<std::size_t>(
-            std::min<std::uint64_t>(buffer_size, e.uncompressed.value + 1 - stream->produced()));
+            std::min<std::uint64_t>(buffer.size(), e.uncompressed.value + 1 - stream->produced()));
         const std::uint64_t at = stream->produced();
         outcome = stream->inflate(buffer.data(), n, written, failure);
         crc = ::crc32(crc, buffer.data(), static_cast<uInt>(written));
@@ -293,6 +326,7 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
         return fail(error_code::bad_deflate, e.data_start,
                     "the member's deflate stream is corrupt after " + to_string(stream->produced()) + " bytes", e.name);
       }
+      if (outcome == inflater::status::unbought) return unbought(*stream, e);
       if (stream->produced() != e.uncompressed.value || !stream->ended() || stream->consumed() != e.compressed.value) {
         const std::string why = stream->produced() > e.uncompressed.value
                                     ? "inflates to more than the " + to_string(e.uncompressed.value) + " bytes declared"
