@@ -31,9 +31,11 @@ struct limits {
   // Declared uncompressed / compressed size of each deflate member (DEFLATE
   // cannot exceed 1032:1, so a member above it lies about its size).
   std::uint64_t max_ratio = 1032;
-  // An archive read from a stream (a pipe) is held in memory: at most this
-  // many bytes, and never more than max_total_bytes + 64 MiB; past that the
-  // stream is refused (io_error) rather than read on.
+  // An archive read from a stream (a pipe) is held in memory
+  // (npz::validate_stream: what arrived plus one chunk of at most 1 MiB) or
+  // on an unlinked temporary file (npz::validate_stream_spooled, the
+  // command): at most this many bytes, and never more than max_total_bytes
+  // + 64 MiB; past that the stream is refused (io_error) rather than read on.
   std::uint64_t max_stream_bytes = (std::uint64_t{1} << 32) + (std::uint64_t{64} << 20);
 };
 

@@ -220,7 +220,9 @@ void validate_stream_input(int fd, const std::string& name, const npyguard::opti
   source.peek();
   out.format = format_of(forced, source.head(), source.head_size(), name);
   if (out.format == file_format::npz) {
-    out.archive = npyguard::npz::validate_stream(source, opts);
+    // A zip's directory is at its end: the stream goes to an unlinked file in
+    // $TMPDIR, not memory, so a piped archive of any size costs a few MiB.
+    out.archive = npyguard::npz::validate_stream_spooled(source, opts);
   } else if (out.format == file_format::ra) {
     out.rawarray = npyguard::ra::validate_stream(source, opts);
   } else {

@@ -112,7 +112,8 @@ void add_format_options(CLI::App& command, npyguard::options& opts, file_format&
       ->type_name("N");
   command
       .add_option("--max-stream-bytes", opts.limits.max_stream_bytes,
-                  ".npz from standard input or a FIFO: the most bytes held in memory (the directory is at the end), "
+                  ".npz from standard input or a FIFO: the most bytes spooled to an unlinked temporary file in $TMPDIR "
+                  "(default /tmp; the directory is at the end), "
                   "never more than --max-total-bytes + 64M (default 4G + 64M; suffixes K, M, G)")
       ->transform(decimal_number(0, UINT64_MAX, true))
       ->type_name("BYTES");

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
+#include <vector>
 
 namespace npyguard {
 namespace platform {
@@ -41,6 +43,51 @@ std::ptrdiff_t pread_full(int fd, void* buffer, std::size_t size, std::uint64_t 
     got += static_cast<std::size_t>(n);
   }
   return static_cast<std::ptrdiff_t>(got);
+}
+
+int write_full(int fd, const void* buffer, std::size_t size) noexcept {
+  const auto* bytes = static_cast<const unsigned char*>(buffer);
+  std::size_t put = 0;
+  while (put < size) {
+    const std::size_t want = std::min(size - put, static_cast<std::size_t>(std::numeric_limits<ssize_t>::max()));
+    const ssize_t n = ::write(fd, bytes + put, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) return -ENOSPC;
+    put += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+temporary_directory choose_temporary_directory(const char* directory) {
+  if (directory != nullptr && *directory != '\0') return {directory, false};
+  const char* from_environment = std::getenv("TMPDIR");
+  if (from_environment != nullptr && *from_environment != '\0') return {from_environment, true};
+  return {"/tmp", false};
+}
+
+unique_fd create_unlinked_file(const std::string& directory) {
+#ifdef O_TMPFILE
+  // No name ever exists; file systems without O_TMPFILE (and kernels before
+  // 3.11) refuse it, and mkostemp below says the same of a directory that
+  // cannot be used.
+  if (unique_fd file(::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)); file) return file;
+#endif
+  std::string pattern = directory;
+  if (pattern.empty() || pattern.back() != '/') pattern += '/';
+  pattern += "npyguard-spool-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  unique_fd file(::mkostemp(name.data(), O_CLOEXEC));
+  if (!file) return file;
+  if (::unlink(name.data()) != 0) {
+    const int failed = errno;
+    file.reset();
+    errno = failed;
+  }
+  return file;
 }
 
 } // namespace platform

@@ -1,11 +1,13 @@
-// Descriptors: closing, opening for reading, EINTR-safe reads, and the
-// descriptor-backed sources the entry points hand to the pipeline. (The rest
-// of platform: file_status.hpp, mapping.hpp, atomic_output.hpp.)
+// Descriptors: closing, opening for reading, EINTR-safe reads and writes,
+// unlinked temporary files, and the descriptor-backed sources the entry
+// points hand to the pipeline. (The rest of platform: file_status.hpp,
+// mapping.hpp, atomic_output.hpp.)
 #ifndef NPYGUARD_SRC_PLATFORM_FD_HPP
 #define NPYGUARD_SRC_PLATFORM_FD_HPP
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "npyguard/io.hpp"
@@ -48,6 +50,27 @@ private:
 // asking no more than ssize_t can report per call: how many bytes (fewer
 // only at the end of the file), or minus an errno value.
 [[nodiscard]] std::ptrdiff_t pread_full(int fd, void* buffer, std::size_t size, std::uint64_t offset) noexcept;
+
+// write until all `size` bytes are written, retrying on EINTR and short
+// writes: 0, or minus an errno value (-ENOSPC for a write that takes
+// nothing).
+[[nodiscard]] int write_full(int fd, const void* buffer, std::size_t size) noexcept;
+
+// Where temporary files go: `directory` when it names one, else $TMPDIR
+// when set and not empty, else /tmp. `from_environment` says it was $TMPDIR
+// (for the message when it cannot be used). May throw std::bad_alloc.
+struct temporary_directory {
+  std::string path;
+  bool from_environment = false;
+};
+[[nodiscard]] temporary_directory choose_temporary_directory(const char* directory);
+
+// A new file in `directory` that no name reaches, open for reading and
+// writing (O_TMPFILE where the file system has it, else mkostemp and an
+// unlink at once): the system frees it when the descriptor closes, also
+// when the process dies. On failure the unique_fd is empty and errno says
+// why. May throw std::bad_alloc.
+[[nodiscard]] unique_fd create_unlinked_file(const std::string& directory);
 
 // A regular file of known size as a random_access_source (pread: the
 // descriptor's offset is untouched).

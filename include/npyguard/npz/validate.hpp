@@ -46,6 +46,19 @@ namespace npyguard::npz {
 // no further. A caller that cannot afford that passes a file or a buffer.
 [[nodiscard]] NPYGUARD_API archive_result validate_stream(byte_source& source, const options& opts = {}) noexcept;
 
+// validate_stream with the stream written to an unlinked temporary file
+// instead of memory, then read by offset as validate_source reads: memory
+// stays that of reading a file (fixed buffers, the directory) whatever the
+// archive's size; the disk holds the stream. The same limit bounds the
+// bytes written, with the same io_error past it. The file is made in
+// `temporary_directory` (nullptr or "": $TMPDIR when set, else /tmp) with
+// no name (O_TMPFILE, or a name unlinked at once), so nothing is left
+// behind even if the process dies; a directory that cannot hold it (missing,
+// not writable, full) is io_error saying which. For a caller reading pipes
+// of any size, as the command does.
+[[nodiscard]] NPYGUARD_API archive_result validate_stream_spooled(byte_source& source, const options& opts = {},
+                                                                  const char* temporary_directory = nullptr) noexcept;
+
 } // namespace npyguard::npz
 
 #endif
