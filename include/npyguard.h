@@ -173,9 +173,10 @@ NPYGUARD_C_API void npyguard_options_init(npyguard_options* opts, size_t struct_
 typedef enum npyguard_format {
   /* By the first bytes: "\x93NUMPY" .npy, "PK\3\4" or "PK\5\6" .npz,
    * "rawarray" RawArray; anything else is validated as .npy (and is then
-   * bad_magic). npyguard_check_file also goes by the name as the command
-   * does: a name ending in ".ra" is RawArray whatever its bytes, other bytes
-   * in a file named ".npz" are .npz. Not for npyguard_check_fd. */
+   * bad_magic). npyguard_check_file first takes the name's claim, as the
+   * command does (SPEC.md section 9): a name ending in ".npy", ".npz" or
+   * ".ra" is judged as that format alone, whatever its bytes (a zip named
+   * ".npy" is bad_magic). Not for npyguard_check_fd. */
   NPYGUARD_FORMAT_DETECT = 0,
   NPYGUARD_FORMAT_NPY = 1,
   NPYGUARD_FORMAT_NPZ = 2,

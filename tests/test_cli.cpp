@@ -773,7 +773,8 @@ TEST_CASE("json_writer writes what nlohmann::json dumps", "[cli][json]") {
     for (std::size_t at = 0; at < raw.size();) {
       const npyguard_cli::utf8_step step = npyguard_cli::next_utf8(raw, at);
       const char32_t c = step.code_point;
-      if (step.valid && (c == 0x7F || (c >= 0x80 && (npyguard_cli::acts_on_terminal(c) || c == 0x2028 || c == 0x2029)))) {
+      if (step.valid &&
+          (c == 0x7F || (c >= 0x80 && (npyguard_cli::acts_on_terminal(c) || c == 0x2028 || c == 0x2029)))) {
         static constexpr char digits[] = "0123456789abcdef";
         out += "\\u";
         for (int shift = 12; shift >= 0; shift -= 4) out += digits[(c >> shift) & 0xF];
@@ -1426,6 +1427,33 @@ TEST_CASE("formats: detected by magic, forced by --format, -r takes *.npz, stand
   CHECK(limited.status == 2);
   CHECK(limited.out.find("io_error") != std::string::npos);
   CHECK(limited.out.find("--max-stream-bytes") != std::string::npos);
+}
+
+TEST_CASE("a name is a claim: judged by the format it names alone, given or under -r (SPEC.md 9)", "[cli][npz]") {
+  tree files;
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/weights.npz", "zip.npy");
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/image.ra", "ra.npy");
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/valid.npy", "npy.npz");
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/valid.npy", "npy.ra");
+  files.copy(NPYGUARD_SOURCE_DIR "/examples/image.ra", "ra.npz");
+  const std::vector<std::pair<std::string, std::string>> expected = {{"zip.npy", ":0: bad_magic: "},
+                                                                     {"ra.npy", ":0: bad_magic: "},
+                                                                     {"npy.npz", ": not_zip: "},
+                                                                     {"npy.ra", ":0: bad_magic: "},
+                                                                     {"ra.npz", ": not_zip: "}};
+  const full_run walked = run_full({"check", "-r", files.root()});
+  CHECK(walked.status == 1);
+  for (const auto& [name, verdict] : expected) {
+    INFO(name);
+    const full_run given = run_full({"check", files.path(name)});
+    CHECK(given.status == 1);
+    CHECK(given.out.rfind(files.path(name) + verdict, 0) == 0);
+    CHECK(walked.out.find(files.path(name) + verdict) != std::string::npos);
+    const nlohmann::json json = nlohmann::json::parse(run_full({"check", "--json", files.path(name)}).out);
+    CHECK(json["format"] == name.substr(name.rfind('.') + 1));
+  }
+  // --format comes first: the bytes are then read as the format given.
+  CHECK(run_full({"check", "--format", "npz", files.path("zip.npy")}).status == 0);
 }
 
 TEST_CASE("--verify reads every member; the archive limits are options", "[cli][npz]") {

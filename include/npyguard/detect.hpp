@@ -23,11 +23,13 @@ enum class file_format : std::uint8_t {
 inline constexpr std::size_t detect_bytes = 8;
 
 // The format of an input whose first `size` bytes (up to detect_bytes) are
-// `head` and whose name (a path, or empty) is `name`: a name ending in ".ra"
-// is RawArray whatever its bytes (SPEC-ra.md section 9); then "\x93NUMPY" is
-// .npy, "PK\3\4" or "PK\5\6" .npz, "rawarray" RawArray; other bytes are .npz
-// when the name ends in ".npz" (an archive with bytes prepended then gets
-// the archive's error), else .npy (whose validator says bad_magic).
+// `head` and whose name (a path, or empty) is `name`, by SPEC.md section 9:
+// a name ending in ".npy", ".npz" or ".ra" claims that format, and the input
+// is judged by it alone whatever its bytes (a .npy name holding a zip is
+// bad_magic: a name is a claim to check, never a hint); otherwise
+// "\x93NUMPY" is .npy, "PK\3\4" or "PK\5\6" .npz, "rawarray" RawArray, and
+// anything else .npy (whose validator says bad_magic). The suffixes are
+// case-sensitive, as -r's.
 [[nodiscard]] NPYGUARD_API file_format detect_format(const void* head, std::size_t size,
                                                      std::string_view name = {}) noexcept;
 

@@ -5,9 +5,10 @@
 // Every check reads by offset with options::minimal_reads, so a .npy costs
 // its preamble and header, a .ra its 48 + 8 * ndims header bytes, an .npz
 // its end window, directory and member headers (SPEC-npz.md section 14).
-// The format is found as `npyguard check` finds it: a name ending in ".ra"
-// is RawArray, anything else by its first bytes (detect_format), which are
-// read once and served again.
+// The format is found as `npyguard check` finds it (detect_format, SPEC.md
+// section 9): a name ending in ".npy", ".npz" or ".ra" claims that format,
+// anything else goes by its first bytes, which are read once and served
+// again.
 //
 // A row: (format, valid, code, offset, member, member_offset, message,
 //         shape, descr, nbytes, members, bytes_read, reads)

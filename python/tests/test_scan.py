@@ -591,3 +591,16 @@ def _cell_of(value):
     from npyguard.__main__ import _cell
 
     return _cell(value)
+
+
+def test_a_name_is_a_claim_as_in_the_command(tmp_path, source_dir):
+    # SPEC.md section 9: a name ending in .npy, .npz or .ra is judged as that
+    # format alone, whatever it holds; the scan and `check` agree.
+    examples = source_dir / "examples"
+    claims = {"zip.npy": ("weights.npz", "npy", "bad_magic", 0), "ra.npy": ("image.ra", "npy", "bad_magic", 0),
+              "npy.npz": ("valid.npy", "npz", "not_zip", None), "npy.ra": ("valid.npy", "ra", "bad_magic", 0)}
+    for name, (example, _, _, _) in claims.items():
+        (tmp_path / name).write_bytes((examples / example).read_bytes())
+    rows = {r.file.rsplit("/", 1)[1]: r for r in rows_of(npyguard.scan(str(tmp_path)))}
+    for name, (_, fmt, code, offset) in claims.items():
+        assert (rows[name].format, rows[name].valid, rows[name].code, rows[name].offset) == (fmt, False, code, offset)

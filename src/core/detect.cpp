@@ -21,11 +21,14 @@ bool starts_with(const unsigned char* head, std::size_t size, const char* magic,
 file_format detect_format(const void* head, std::size_t size, std::string_view name) noexcept {
   const auto* bytes = static_cast<const unsigned char*>(head);
   if (bytes == nullptr) size = 0;
+  // SPEC.md section 9: a name is a claim, judged by that format alone.
+  if (ends_with(name, ".npy")) return file_format::npy;
+  if (ends_with(name, ".npz")) return file_format::npz;
   if (ends_with(name, ".ra")) return file_format::ra;
   if (starts_with(bytes, size, "\x93NUMPY", 6)) return file_format::npy;
   if (starts_with(bytes, size, "PK\x03\x04", 4) || starts_with(bytes, size, "PK\x05\x06", 4)) return file_format::npz;
   if (starts_with(bytes, size, "rawarray", 8)) return file_format::ra;
-  return ends_with(name, ".npz") ? file_format::npz : file_format::npy;
+  return file_format::npy;
 }
 
 void peeked_source::peek() noexcept {

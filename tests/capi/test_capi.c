@@ -338,6 +338,37 @@ static void test_npy_errors(void) {
   CHECK_ERROR(r, NPYGUARD_E_TRAILING_DATA, 176);
   npyguard_result_free(r);
 
+  /* A name is a claim (SPEC.md section 9): .npz or .ra bytes named .npy are
+     bad_magic at 0, .npy bytes named .npz are not_zip, named .ra bad_magic. */
+  {
+    static const struct {
+      const char* example;
+      const char* renamed;
+      int code;
+      long long offset;
+    } claims[] = {{"weights.npz", "claim_zip.npy", NPYGUARD_E_BAD_MAGIC, 0},
+                  {"image.ra", "claim_ra.npy", NPYGUARD_E_BAD_MAGIC, 0},
+                  {"valid.npy", "claim_npy.npz", NPYGUARD_E_NOT_ZIP, -1},
+                  {"valid.npy", "claim_npy.ra", NPYGUARD_E_BAD_MAGIC, 0}};
+    size_t i;
+    for (i = 0; i < sizeof claims / sizeof claims[0]; ++i) {
+      char renamed[4096];
+      bytes content = read_whole(example(claims[i].example));
+      FILE* f;
+      snprintf(renamed, sizeof renamed, "/tmp/npyguard_capi_%s", claims[i].renamed);
+      f = fopen(renamed, "wb");
+      CHECK(f != NULL);
+      if (f == NULL) continue;
+      CHECK(fwrite(content.data, 1, content.size, f) == content.size);
+      fclose(f);
+      free(content.data);
+      r = npyguard_check_file(NPYGUARD_FORMAT_DETECT, renamed, NULL);
+      CHECK_ERROR(r, claims[i].code, claims[i].offset);
+      npyguard_result_free(r);
+      remove(renamed);
+    }
+  }
+
   /* The options reach the validator. */
   npyguard_options_init(&opts, sizeof opts);
   opts.allow_trailing_data = 1;
