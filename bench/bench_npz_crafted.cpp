@@ -64,12 +64,12 @@ int main(int argc, char** argv) {
     archives.push_back(slurp(std::string(directory) + "/" + name));
     const std::string& bytes = archives.back();
     const std::string stem = name.substr(0, name.size() - 4);
-    benchmark::RegisterBenchmark(("BM_npz_crafted/" + stem + "/default").c_str(),
-                                 [&bytes](benchmark::State& s) { run(s, bytes, false); })
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("BM_npz_crafted/" + stem + "/verify").c_str(),
-                                 [&bytes](benchmark::State& s) { run(s, bytes, true); })
-        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_npz_crafted/" + stem + "/default").c_str(), [&bytes](benchmark::State& s) {
+      run(s, bytes, false);
+    })->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_npz_crafted/" + stem + "/verify").c_str(), [&bytes](benchmark::State& s) {
+      run(s, bytes, true);
+    })->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

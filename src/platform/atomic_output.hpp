@@ -64,7 +64,7 @@ private:
   std::string destination_;
   std::string directory_;
   std::string temporary_; // its hex digits are filled in by create()
-  void* slot_ = nullptr; // where the signal handler finds temporary_ (remove_temporaries_on_signals)
+  void* slot_ = nullptr;  // where the signal handler finds temporary_ (remove_temporaries_on_signals)
   int fd_ = -1;
   bool created_ = false; // temporary_ exists and is ours to remove
   bool flushed_ = false; // nothing written since the last fsync
