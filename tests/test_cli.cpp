@@ -205,6 +205,28 @@ measured_run run_measured(const std::vector<std::string>& arguments) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss};
 }
 
+// A version 1.0 header for `count` uint8, padded with spaces to a multiple
+// of `alignment` (16: legacy writers, no growth spaces; 64: np.save's).
+std::string uint8_header(std::uint64_t count, std::size_t alignment) {
+  std::string text = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
+  text.append(alignment - (10 + text.size() + 1) % alignment, ' ');
+  text += '\n';
+  std::string header = "\x93NUMPY\x01";
+  header.push_back('\0');
+  header.push_back(static_cast<char>(text.size() & 0xFF));
+  header.push_back(static_cast<char>(text.size() >> 8));
+  return header + text;
+}
+
+// `header` then `count` bytes of zeros, sparse: a descriptor open for writing.
+int sparse_file(const std::string& path, const std::string& header, std::uint64_t count) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()));
+  REQUIRE(::ftruncate(fd, static_cast<off_t>(header.size() + count)) == 0);
+  return fd;
+}
+
 std::string read_range(int fd, std::uint64_t offset, std::size_t size) {
   std::string out(size, '\0');
   REQUIRE(::pread(fd, out.data(), size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size));
@@ -217,21 +239,11 @@ TEST_CASE("canon copies a large file in constant memory", "[cli][canon]") {
   // 300 MiB of uint8 under a legacy header (16-byte alignment, no growth
   // spaces), sparse except for markers at the start, middle and end.
   constexpr std::uint64_t count = 300ull << 20;
-  std::string text = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
-  text.append(16 - (10 + text.size() + 1) % 16, ' ');
-  text += '\n';
-  std::string header = "\x93NUMPY\x01";
-  header.push_back('\0');
-  header.push_back(static_cast<char>(text.size() & 0xFF));
-  header.push_back(static_cast<char>(text.size() >> 8));
-  header += text;
+  const std::string header = uint8_header(count, 16);
 
   const std::string input = std::string(P_tmpdir) + "/npyguard_cli_big_in.npy";
   const std::string output = std::string(P_tmpdir) + "/npyguard_cli_big_out.npy";
-  const int fd = ::open(input.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-  REQUIRE(fd >= 0);
-  REQUIRE(::pwrite(fd, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()));
-  REQUIRE(::ftruncate(fd, static_cast<off_t>(header.size() + count)) == 0);
+  const int fd = sparse_file(input, header, count);
   const std::uint64_t marks[] = {0, count / 2 + 12345, count - 8};
   for (const std::uint64_t mark : marks) {
     REQUIRE(::pwrite(fd, "MARK1234", 8, static_cast<off_t>(header.size() + mark)) == 8);
@@ -553,20 +565,9 @@ TEST_CASE("canon interrupted by SIGINT, SIGTERM or SIGHUP leaves no temporary fi
   // 2 GiB of uint8, sparse: canon is still writing when the signal comes.
   tree files;
   constexpr std::uint64_t count = 2ull << 30;
-  std::string text = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
-  text.append(64 - (10 + text.size() + 1) % 64, ' ');
-  text += '\n';
-  std::string header = "\x93NUMPY\x01";
-  header.push_back('\0');
-  header.push_back(static_cast<char>(text.size() & 0xFF));
-  header.push_back(static_cast<char>(text.size() >> 8));
-  header += text;
+  const std::string header = uint8_header(count, 64);
   const std::string input = files.path("big.npy");
-  const int fd = ::open(input.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-  REQUIRE(fd >= 0);
-  REQUIRE(::pwrite(fd, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()));
-  REQUIRE(::ftruncate(fd, static_cast<off_t>(header.size() + count)) == 0);
-  ::close(fd);
+  ::close(sparse_file(input, header, count));
   REQUIRE(::mkdir(files.path("out").c_str(), 0755) == 0);
   const std::string directory = files.path("out");
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "npyguard/npz/validate.hpp"
+#include "npz_support.hpp"
 #include "support.hpp"
 #include "zip_builder.hpp"
 
@@ -28,31 +29,6 @@ npyguard::options verifying() {
   npyguard::options opts;
   opts.verify = true;
   return opts;
-}
-
-std::string describe(const archive_result& r) {
-  const npyguard::error* failure = r.failure_if();
-  if (!failure) return "accepted";
-  return std::string(npyguard::error_code_name(failure->code)) + " at " +
-         (failure->offset ? std::to_string(*failure->offset) : "none") + " member " + failure->member.value_or("-") +
-         ": " + failure->message;
-}
-
-void require_ok(const archive_result& r) {
-  INFO(describe(r));
-  REQUIRE(r.ok());
-}
-
-void require_error(const archive_result& r, error_code code, std::optional<std::uint64_t> offset,
-                   std::optional<std::string> member = std::nullopt,
-                   std::optional<std::uint64_t> member_offset = std::nullopt) {
-  INFO(describe(r));
-  REQUIRE_FALSE(r.ok());
-  CHECK(npyguard::error_code_name(r.failure().code) == npyguard::error_code_name(code));
-  CHECK(r.failure().offset == offset);
-  CHECK(r.failure().member == member);
-  CHECK(r.failure().member_offset == member_offset);
-  CHECK_FALSE(r.failure().message.empty());
 }
 
 zip_entry stored(std::string name, std::string data = ints) {

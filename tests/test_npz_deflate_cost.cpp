@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "npyguard/npz/validate.hpp"
+#include "npz_support.hpp"
 #include "support.hpp"
 #include "zip_builder.hpp"
 
@@ -118,30 +119,6 @@ archive_result check_zip(const std::string& bytes, bool verify = false,
   opts.verify = verify;
   opts.limits.max_header_bytes = max_header_bytes;
   return npyguard::npz::validate_buffer(bytes.data(), bytes.size(), opts);
-}
-
-std::string describe(const archive_result& r) {
-  const npyguard::error* failure = r.failure_if();
-  if (!failure) return "accepted";
-  return std::string(npyguard::error_code_name(failure->code)) + " at " +
-         (failure->offset ? std::to_string(*failure->offset) : "none") + " member " + failure->member.value_or("-") +
-         ": " + failure->message;
-}
-
-void require_ok(const archive_result& r) {
-  INFO(describe(r));
-  REQUIRE(r.ok());
-}
-
-void require_error(const archive_result& r, error_code code, std::uint64_t offset, const std::string& member,
-                   std::optional<std::uint64_t> member_offset = std::nullopt) {
-  INFO(describe(r));
-  REQUIRE_FALSE(r.ok());
-  CHECK(npyguard::error_code_name(r.failure().code) == npyguard::error_code_name(code));
-  CHECK(r.failure().offset == offset);
-  CHECK(r.failure().member == member);
-  CHECK(r.failure().member_offset == member_offset);
-  CHECK_FALSE(r.failure().message.empty());
 }
 
 void require_ok_both(const zip_archive& zip) {

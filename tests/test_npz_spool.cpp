@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "npyguard/npz/validate.hpp"
+#include "npz_support.hpp"
 #include "support.hpp"
 #include "zip_builder.hpp"
 
@@ -23,22 +24,7 @@ using namespace npyguard_test;
 
 namespace {
 
-std::string describe(const archive_result& r) {
-  const npyguard::error* failure = r.failure_if();
-  if (!failure) return "accepted";
-  return std::string(npyguard::error_code_name(failure->code)) + " at " +
-         (failure->offset ? std::to_string(*failure->offset) : "none") + " member " + failure->member.value_or("-") +
-         ": " + failure->message;
-}
-
-void require_io_error(const archive_result& r) {
-  INFO(describe(r));
-  REQUIRE_FALSE(r.ok());
-  CHECK(npyguard::error_code_name(r.failure().code) == npyguard::error_code_name(error_code::io_error));
-  CHECK_FALSE(r.failure().offset);
-  CHECK_FALSE(r.failure().member);
-  CHECK_FALSE(r.failure().message.empty());
-}
+void require_io_error(const archive_result& r) { require_error(r, error_code::io_error, std::nullopt); }
 
 // A .npy of `count` uint16 whose data varies (so deflate has work to do).
 zip_entry member(std::string name, std::size_t count, std::uint16_t method) {
