@@ -65,8 +65,8 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
       ->type_name("N");
   command
       .add_option("--max-ndim", opts.limits.max_ndim,
-                  "Most dimensions in the shape (.npz members: at most 32, numpy 1.24's array limit; .ra: at most "
-                  "1048576)")
+                  "Most dimensions in the shape, of .npy files and .npz members alike (numpy 2 builds 64, numpy 1.x "
+                  "32: pass 32 when loading with numpy 1.x; .ra: at most 1048576)")
       ->default_val(opts.limits.max_ndim)
       ->transform(decimal_number(0, UINT32_MAX))
       ->type_name("N");
@@ -80,9 +80,9 @@ void add_policy_options(CLI::App& command, npyguard::options& opts) {
 void add_format_options(CLI::App& command, npyguard::options& opts, file_format& format) {
   command
       .add_option("--format", format,
-                  "Read every FILE as this format instead of detecting it: npy, npz, ra (default: a name ending in .ra "
-                  "is RawArray whatever it holds; else by the first bytes, \\x93NUMPY, PK or rawarray; other bytes are "
-                  "npz when the name ends in .npz, else npy)")
+                  "Read every FILE as this format instead of detecting it: npy, npz, ra (default: a name ending in "
+                  ".npy, .npz or .ra is judged as that format alone, whatever it holds; other names by the first "
+                  "bytes, \\x93NUMPY, PK or rawarray, else npy)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, file_format>{
           {"npy", file_format::npy}, {"npz", file_format::npz}, {"ra", file_format::ra}}))
       ->type_name("FORMAT");
