@@ -16,6 +16,10 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 QUOTED = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
+# Opening an input outside platform: every entry point goes through the
+# boundary (npyguard/input.hpp, platform::open_for_reading), so that no input
+# is opened blocking or twice.
+OPENS = re.compile(r'std::(i|o)?fstream\b|\bfopen\s*\(|(^|[^\w.>])::open\s*\(|\bopen\s*\(\s*[\w.]*(c_str|path)|std::filesystem::(is_regular_file|status|exists)')
 POSIX = re.compile(r'^(unistd|fcntl|poll|dirent|pthread)\.h$|^sys/')
 PLATFORM_USERS = {"src/npy/entry_points.cpp", "src/npy/entry_points.hpp", "src/npy/data.cpp", "src/npy/data.hpp",
                   "src/npy/write.cpp", "src/npz/entry_points.cpp", "src/ra/entry_points.cpp", "src/ra/data.cpp"}
@@ -30,6 +34,7 @@ ALLOWED = {
     "src/npz": {"npyguard", "core", "npy", "npz"},
     "src/ra": {"npyguard", "core", "ra"},
     "src/convert": {"npyguard", "core", "npy", "ra", "platform", "convert"},
+    "src/input": {"npyguard", "core", "platform", "input"},  # the boundary: public entry points of each format
     "src/cli": {"npyguard", "cli"},
     "src/capi": {"npyguard", "capi"},
     "python/src": {"npyguard", "src"},  # the Python package's native half: public headers and its own
@@ -62,6 +67,7 @@ def check(path, root):
     if relative in PLATFORM_USERS:
         allowed.add("platform")
     posix_ok = room in ("src/platform", "src/cli")
+    opens_ok = room == "src/platform"
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         quoted = QUOTED.match(line)
         if quoted:
@@ -76,6 +82,10 @@ def check(path, root):
         if system and POSIX.match(system.group(1)) and not posix_ok:
             problems.append(f"{relative}:{number}: includes <{system.group(1)}>: POSIX calls belong in "
                             "src/platform")
+        code = line.split("//", 1)[0]
+        if not opens_ok and OPENS.search(code):
+            problems.append(f"{relative}:{number}: opens a file outside src/platform: read inputs through "
+                            "npyguard::validate_input (npyguard/input.hpp) or platform::open_for_reading")
     return problems
 
 
@@ -101,9 +111,14 @@ def self_test():
         "python/src/k.cpp": '#include "npz/reader.hpp"\n',     # Python past the public headers
     }
     cases["src/npy/data.cpp"] = "#include <sys/mman.h>\n"      # the data view calls platform, not mmap
+    cases["src/capi/l.cpp"] = "  std::ifstream in(path, std::ios::binary);\n"  # a blocking second open
+    cases["src/cli/m.cpp"] = "  const int fd = ::open(name.c_str(), O_RDONLY);\n"  # an open beside the boundary
+    cases["src/cli/n.cpp"] = "  if (std::filesystem::is_regular_file(path)) {}\n"  # the path asked again      # the data view calls platform, not mmap
     fine = {"src/npy/entry_points.cpp": '#include "platform/fd.hpp"\n#include <cerrno>\n',
             "src/core/g.cpp": '#include "core/utf8.hpp"\n#include "npyguard/error.hpp"\n',
-            "src/npz/central.cpp": '#include "npy/pipeline.hpp"\n#include "npz/names.hpp"\n'}
+            "src/npz/central.cpp": '#include "npy/pipeline.hpp"\n#include "npz/names.hpp"\n',
+            "src/cli/o.cpp": "  DIR* listing = ::opendir(path.c_str());\n  builder.open(kind, at);\n",
+            "src/platform/p.cpp": "  return unique_fd(::open(path, O_RDONLY | O_NONBLOCK));\n"}
     with tempfile.TemporaryDirectory() as scratch:
         root = pathlib.Path(scratch)
         for name, text in {**cases, **fine}.items():

@@ -301,13 +301,18 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The tool with standard input from `input_path` (default /dev/null), both
-// outputs captured.
-full_run run_full(const std::vector<std::string>& arguments, const std::string& input_path = "/dev/null") {
+// The tool with standard input a pipe fed from `input_path` (default
+// /dev/null), or with `redirected` the file itself (a regular file, which
+// the command reads by offset), both outputs captured.
+full_run run_full(const std::vector<std::string>& arguments, const std::string& input_path = "/dev/null",
+                  bool redirected = false) {
   const std::string base = std::string(P_tmpdir) + "/npyguard_cli_" + std::to_string(::getpid());
-  std::string command = shell_quoted(NPYGUARD_TOOL_PATH);
+  // `timeout` turns a hang into status 124 rather than a stalled suite.
+  const std::string tool = "timeout 120 " + shell_quoted(NPYGUARD_TOOL_PATH);
+  std::string command = redirected ? tool : "cat " + shell_quoted(input_path) + " | " + tool;
   for (const auto& argument : arguments) command += " " + shell_quoted(argument);
-  command += " <" + shell_quoted(input_path) + " >" + shell_quoted(base + ".out") + " 2>" + shell_quoted(base + ".err");
+  if (redirected) command += " <" + shell_quoted(input_path);
+  command += " >" + shell_quoted(base + ".out") + " 2>" + shell_quoted(base + ".err");
   const int status = std::system(command.c_str());
   full_run result;
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -1557,6 +1562,11 @@ TEST_CASE("RawArray: chosen by name, found by magic, forced by --format; -r take
   const nlohmann::json streamed = nlohmann::json::parse(run_full({"check", "--json", "-"}, image).out);
   CHECK(streamed["metadata_length"].is_null());
   CHECK(streamed["metadata_offset"].is_null());
+  // Standard input redirected from the file is a regular file (fstat says
+  // so): read by offset, as the file itself, metadata included.
+  const full_run redirected = run_full({"check", "-"}, image, true);
+  CHECK(redirected.status == 0);
+  CHECK(redirected.out == "-: ok, ra, float32, dims [3, 4], nbytes 48, metadata 38 bytes\n");
 }
 
 TEST_CASE("RawArray options: --ra-reject-metadata, --no-ra-type5, --max-ndim", "[cli][ra]") {
@@ -1583,4 +1593,19 @@ TEST_CASE("RawArray options: --ra-reject-metadata, --no-ra-type5, --max-ndim", "
   const full_run few = run_full({"check", "--max-ndim", "1", image});
   CHECK(few.out.find(":40: too_many_dimensions: ") != std::string::npos);
   CHECK(few.out.find("--max-ndim") != std::string::npos);
+}
+
+TEST_CASE("convert reads IN through the boundary: a FIFO is refused at once, nothing written", "[cli][convert]") {
+  tree files;
+  for (const char* name : {"pipe.ra", "pipe"}) {
+    INFO(name);
+    REQUIRE(::mkfifo(files.path(name).c_str(), 0600) == 0);
+    // No writer ever comes: a blocking open or read would hang here
+    // (run_full's `timeout` then makes it status 124).
+    const full_run refused = run_full({"convert", files.path(name), files.path("out.npy")});
+    CHECK(refused.status == 2);
+    CHECK(refused.err.find(": io_error: ") != std::string::npos);
+    CHECK(refused.err.find("not a regular file") != std::string::npos);
+    CHECK_FALSE(std::ifstream(files.path("out.npy")).good());
+  }
 }

@@ -13,6 +13,7 @@
 #include "npyguard/detect.hpp"
 #include "npyguard/error.hpp"
 #include "npyguard/export.hpp"
+#include "npyguard/input.hpp"
 #include "npyguard/io.hpp"
 #include "npyguard/npy/data.hpp"
 #include "npyguard/npy/descr.hpp"

@@ -1,7 +1,6 @@
 // npyguard convert: RawArray to .npy and back (SPEC-ra.md section 10a).
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -12,15 +11,19 @@
 namespace npyguard_cli {
 namespace {
 
-// The direction: IN's name, else IN's first bytes, else OUT's name.
+// The direction: IN's name, else IN's first bytes, else OUT's name. The
+// bytes come through the library's boundary (one open without blocking,
+// read only when IN is a regular file): a FIFO or a device is never waited
+// on here, and the conversion itself refuses it at once (io_error: it reads
+// its input by offset).
 file_format input_format(const std::string& input, const std::string& output) {
   if (has_suffix(input, ".ra")) return file_format::ra;
   if (has_suffix(input, ".npy")) return file_format::npy;
-  char head[8] = {};
-  std::ifstream in(input, std::ios::binary);
-  in.read(head, sizeof head);
-  if (in.gcount() == 8 && std::memcmp(head, "rawarray", 8) == 0) return file_format::ra;
-  if (in.gcount() >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return file_format::npy;
+  const auto head = npyguard::read_input_head(input.c_str());
+  if (const npyguard::input_head* bytes = head.value_if()) {
+    if (bytes->length == 8 && std::memcmp(bytes->bytes, "rawarray", 8) == 0) return file_format::ra;
+    if (bytes->length >= 6 && std::memcmp(bytes->bytes, "\x93NUMPY", 6) == 0) return file_format::npy;
+  }
   if (has_suffix(output, ".npy")) return file_format::ra;
   if (has_suffix(output, ".ra")) return file_format::npy;
   return file_format::detect;

@@ -1,9 +1,7 @@
 #include "inputs.hpp"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +11,6 @@
 
 namespace npyguard_cli {
 namespace {
-
-constexpr std::size_t recorded_prefix = std::size_t{64} * 1024;
 
 // The names a walk takes without --all-files.
 bool has_array_suffix(const std::string& name) {
@@ -113,122 +109,25 @@ private:
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
 
-// The library's descriptor source, keeping the first bytes it delivers for
-// the excerpt. With --timeout, standard input from a pipe nobody writes to
-// ends in io_error ("no input within the time allowed") instead of waiting
-// forever.
-class recording_source final : public npyguard::byte_source {
-public:
-  recording_source(int fd, std::uint32_t timeout_ms) noexcept : source_(fd, timeout_ms) {}
-
-  std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
-    const std::ptrdiff_t n = source_.read(buffer, size);
-    if (n > 0 && prefix_.size() < recorded_prefix) {
-      const std::size_t keep = std::min(static_cast<std::size_t>(n), recorded_prefix - prefix_.size());
-      try {
-        prefix_.append(static_cast<const char*>(buffer), keep);
-      } catch (const std::exception&) { // the excerpt is only for display
-      }
-    }
-    return n;
+// The command's format and the library's.
+npyguard::file_format library_format(file_format format) {
+  switch (format) {
+    case file_format::npz: return npyguard::file_format::npz;
+    case file_format::ra: return npyguard::file_format::ra;
+    case file_format::detect:
+    case file_format::npy: break;
   }
-  [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
-
-private:
-  npyguard::fd_byte_source source_; // EINTR, polling and the timeout, as validate_fd reads
-  std::string prefix_;
-};
-
-// Bytes [begin, end) of the file at `path`, or fewer if it is shorter.
-std::string read_range(const std::string& path, std::uint64_t begin, std::uint64_t end) {
-  std::string out;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return out;
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    out.resize(static_cast<std::size_t>(end - begin));
-    const ssize_t n = ::pread(fd, out.data(), out.size(), static_cast<off_t>(begin));
-    out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  }
-  ::close(fd);
-  return out;
+  return npyguard::file_format::npy;
 }
 
-// The format an input is read as: forced, else npyguard::detect_format.
-file_format format_of(file_format forced, const unsigned char* head, std::size_t size, const std::string& name) {
+file_format cli_format(npyguard::file_format format, file_format forced) {
   if (forced != file_format::detect) return forced;
-  switch (npyguard::detect_format(head, size, name)) {
+  switch (format) {
     case npyguard::file_format::npz: return file_format::npz;
     case npyguard::file_format::ra: return file_format::ra;
     case npyguard::file_format::npy: break;
   }
   return file_format::npy;
-}
-
-// A regular file read by offset (pread), as the library's validate_file
-// reads one; its first bytes, read once to find the format, are served
-// again from memory.
-class file_source final : public npyguard::random_access_source {
-public:
-  file_source(int fd, std::uint64_t size) noexcept : fd_(fd), size_(size) {}
-
-  // Reads the first bytes; false (errno set) on a read error.
-  bool read_head() noexcept {
-    std::size_t got = 0;
-    while (got < sizeof head_ && got < size_) {
-      const ssize_t n = ::pread(fd_, head_ + got, sizeof head_ - got, static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return false;
-      if (n == 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    head_size_ = got;
-    return true;
-  }
-  [[nodiscard]] const unsigned char* head() const noexcept { return head_; }
-  [[nodiscard]] std::size_t head_size() const noexcept { return head_size_; }
-
-  [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
-  std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
-    if (offset + size <= head_size_) {
-      std::memcpy(buffer, head_ + offset, size);
-      return static_cast<std::ptrdiff_t>(size);
-    }
-    std::size_t got = 0;
-    while (got < size) {
-      const std::size_t ask = std::min<std::size_t>(size - got, std::size_t{1} << 30);
-      const ssize_t n = ::pread(fd_, static_cast<char*>(buffer) + got, ask, static_cast<off_t>(offset + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return -errno;
-      if (n == 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    return static_cast<std::ptrdiff_t>(got);
-  }
-
-private:
-  int fd_;
-  std::uint64_t size_;
-  unsigned char head_[4096];
-  std::size_t head_size_ = 0;
-};
-
-void validate_stream_input(int fd, const std::string& name, const npyguard::options& opts, file_format forced,
-                           checked& out, std::string& prefix) {
-  recording_source recorded(fd, opts.timeout_ms);
-  npyguard::peeked_source source(recorded);
-  source.peek();
-  out.format = format_of(forced, source.head(), source.head_size(), name);
-  if (out.format == file_format::npz) {
-    // A zip's directory is at its end: the stream goes to an unlinked file in
-    // $TMPDIR, not memory, so a piped archive of any size costs a few MiB.
-    out.archive = npyguard::npz::validate_stream_spooled(source, opts);
-  } else if (out.format == file_format::ra) {
-    out.rawarray = npyguard::ra::validate_stream(source, opts);
-  } else {
-    out.verdict = npyguard::validate_stream(source, opts);
-  }
-  prefix = recorded.prefix();
 }
 
 void set_io_error(checked& out, std::string message) {
@@ -271,72 +170,37 @@ std::vector<input> expand(const std::vector<std::string>& arguments, const walk_
 
 checked check_input(const input& item, const npyguard::options& opts, std::size_t context, file_format forced) {
   checked out;
-  // Until the first bytes say otherwise (an input that cannot be read).
-  out.format = forced != file_format::detect   ? forced
-               : item.standard_input           ? file_format::npy
-               : has_suffix(item.name, ".npz") ? file_format::npz
-               : has_suffix(item.name, ".ra")  ? file_format::ra
-                                               : file_format::npy;
+  npyguard::input_request request;
+  if (forced != file_format::detect) request.format = library_format(forced);
+  request.context = context;
+  // A zip's directory is at its end: a piped archive goes to an unlinked
+  // file in $TMPDIR, not memory, so an archive of any size costs a few MiB.
+  request.spool_directory = "";
   if (!item.problem.empty()) {
+    out.format = cli_format(npyguard::detect_format(nullptr, 0, item.name), forced);
     set_io_error(out, item.problem);
     return out;
   }
-  std::string prefix;
-  if (item.standard_input) {
-    validate_stream_input(0, {}, opts, forced, out, prefix);
-  } else {
-    // Without blocking: opening a FIFO would otherwise wait for a writer with no limit.
-    const int fd = ::open(item.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-      set_io_error(out, std::string("cannot open: ") + std::strerror(errno));
-      return out;
-    }
-    struct stat info {};
-    if (::fstat(fd, &info) != 0) {
-      set_io_error(out, std::string("cannot stat: ") + std::strerror(errno));
-    } else if (S_ISDIR(info.st_mode)) {
-      set_io_error(out, "is a directory (use -r to check the files in it)");
-    } else if (S_ISREG(info.st_mode)) {
-      file_source source(fd, static_cast<std::uint64_t>(info.st_size));
-      if (!source.read_head()) {
-        set_io_error(out, std::string("cannot read: ") + std::strerror(errno));
-      } else {
-        out.format = format_of(forced, source.head(), source.head_size(), item.name);
-        if (out.format == file_format::npz) {
-          out.archive = npyguard::npz::validate_source(source, opts);
-        } else if (out.format == file_format::ra) {
-          out.rawarray = npyguard::ra::validate_source(source, opts);
-        } else {
-          out.verdict = npyguard::validate_source(source, opts);
-        }
-      }
-    } else {
-      validate_stream_input(fd, item.name, opts, forced, out, prefix);
-    }
-    ::close(fd);
+  npyguard::input_result verdict = item.standard_input ? npyguard::validate_input_fd(0, opts, request)
+                                                       : npyguard::validate_input(item.name.c_str(), opts, request);
+  out.format = cli_format(verdict.format, file_format::detect);
+  out.verdict = std::move(verdict.npy);
+  out.archive = std::move(verdict.npz);
+  out.rawarray = std::move(verdict.ra);
+  if (verdict.kind == npyguard::input_kind::directory) {
+    set_io_error(out, "is a directory (use -r to check the files in it)");
+    return out;
   }
   const npyguard::error* failure = out.failure();
-  // Archive and RawArray errors point at binary structures: no excerpt.
-  if (out.format == file_format::npz || out.format == file_format::ra) return out;
-  // Data-size verdicts point into the data, not at a header byte.
-  if (failure == nullptr || !failure->offset || context == 0 || failure->code == npyguard::error_code::truncated_data ||
+  // Archive and RawArray errors point at binary structures, data-size
+  // verdicts into the data, not at a header byte: no excerpt.
+  if (failure == nullptr || out.format != file_format::npy || failure->code == npyguard::error_code::truncated_data ||
       failure->code == npyguard::error_code::trailing_data) {
     return out;
   }
-  const std::uint64_t at = *failure->offset;
-  const std::uint64_t begin = at > context ? at - context : 0;
-  const std::uint64_t end = at + context + 2; // one byte more tells whether the input goes on
-  if (item.standard_input) {
-    if (begin < prefix.size()) {
-      out.excerpt = prefix.substr(static_cast<std::size_t>(begin),
-                                  static_cast<std::size_t>(std::min<std::uint64_t>(end, prefix.size()) - begin));
-    }
-  } else {
-    out.excerpt = read_range(item.name, begin, end);
-  }
-  out.excerpt_start = begin;
-  out.excerpt_continues = out.excerpt.size() == end - begin;
-  if (out.excerpt_continues) out.excerpt.pop_back();
+  out.excerpt = std::move(verdict.context);
+  out.excerpt_start = verdict.context_start;
+  out.excerpt_continues = verdict.context_continues;
   return out;
 }
 

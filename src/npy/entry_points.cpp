@@ -56,8 +56,10 @@ std::optional<error> validate_path(workspace& space, const char* path, const opt
 }
 
 std::optional<error> validate_fd(workspace& space, int fd, const options& opts, header& model) {
-  fd_byte_source source(fd, opts.timeout_ms);
-  return validate_sequential(space, source, opts, model);
+  // A regular file by offset (pread: its size from fstat, the descriptor's
+  // offset untouched), anything else as a stream, as validate_file reads.
+  platform::file_status info;
+  return validate_open_file(space, fd, opts, info, model);
 }
 
 std::optional<error> validate_header_text(workspace& space, const void* text, std::size_t size, unsigned major_version,

@@ -41,10 +41,13 @@ namespace npyguard {
 // header of a pickle. A hostile sender cannot keep it reading.
 [[nodiscard]] NPYGUARD_API result validate_stream(byte_source& source, const options& opts = {}) noexcept;
 
-// validate_stream over a file descriptor (read(2), retrying on EINTR). The
-// descriptor is neither closed nor rewound. A non-blocking descriptor, or
-// any with options::timeout_ms, is polled before each read, up to the
-// timeout (then io_error).
+// A file descriptor, neither closed nor moved. A regular file (fstat says
+// so) is read as validate_file reads one: by offset (pread), the preamble
+// and header only, and the descriptor's offset stays where it was. Anything
+// else is validate_stream over read(2), retrying on EINTR, which advances the
+// offset by what it read; a non-blocking descriptor, or any with
+// options::timeout_ms, is polled before each read, up to the timeout (then
+// io_error).
 [[nodiscard]] NPYGUARD_API result validate_fd(int fd, const options& opts = {}) noexcept;
 
 // The header text alone (the HEADER_LEN bytes after the preamble) of a file
