@@ -1,11 +1,11 @@
-"""python -m npyguard scan: one verdict per file, `npyguard check -r`'s, for
-directories, globs and fsspec URLs, in threads or on a Dask cluster."""
+"""python -m npyguard scan (and the npyguard-scan command pip installs): one
+verdict per file, `npyguard check -r`'s, for directories, globs and fsspec
+URLs, in threads or on a Dask cluster."""
 
 import argparse
-import csv
-import json
 import os
 import sys
+import time
 
 from . import _scan
 
@@ -24,15 +24,27 @@ installed), one ranged request per read.
 
 Report: one row per file with the columns
   """ + ", ".join(_scan.COLUMNS) + """
-as JSON lines (default: on standard output) or CSV (--output FILE.csv).
+in the format --output's suffix names: .csv (CSV, with a column file_bytes),
+.jsonl (JSON lines, also the default on standard output), .json (one JSON
+array) or .parquet (Parquet, when pyarrow can be imported); any other suffix
+is refused before anything is scanned. Names are escaped as `npyguard check`
+escapes them: in CSV a control byte or a byte that is not UTF-8 is \\xNN, a
+C1, bidi or line-separator character \\uNNNN and a backslash \\\\; JSON is
+ASCII, with \\uNNNN escapes. A name that is not UTF-8 comes whole, base64, in
+file_bytes (in CSV also whenever the file cell is not the name exactly).
+
+Summary (standard error): the counts, the time taken, and the entries the
+walk skipped by reason: symbolic links, other names (not .npy/.npz/.ra, such
+as UPPER.NPY), special files (FIFOs, sockets, devices not so named),
+repeated directories.
 
 Exit status: 0 every file valid, 1 some file invalid, 2 some file unreadable
 (or a usage error), as `npyguard check`.
 
 Examples:
-  python -m npyguard scan uploads/ --output report.jsonl
-  python -m npyguard scan 'uploads/**/*.npz' --verify --workers 8
-  python -m npyguard scan s3://bucket/arrays/ --scheduler tcp://10.0.0.5:8786 --output report.csv
+  {prog} uploads/ --output report.jsonl
+  {prog} 'uploads/**/*.npz' --verify --workers 8
+  {prog} s3://bucket/arrays/ --scheduler tcp://10.0.0.5:8786 --output report.csv
 """
 
 
@@ -59,12 +71,10 @@ def _positive(text):
     return value
 
 
-def _cell(value):
-    """A CSV cell that a spreadsheet will not run: text starting with =, +, -, @,
-    a tab or a carriage return (a hostile file or member name) gets a leading '."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
+_cell = _scan._spreadsheet_safe  # (the name the tests know it by)
+
+_DESCRIPTION = ("Check every .npy, .npz and .ra file of directories, globs and fsspec URLs, in threads or on a Dask "
+                "cluster, reading only the bytes each verdict needs.")
 
 
 def _parser():
@@ -72,9 +82,21 @@ def _parser():
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     scan = commands.add_parser(
         "scan", help="check every file of directories, globs and URLs; one report row per file",
-        description="Check every .npy, .npz and .ra file of directories, globs and fsspec URLs, in threads or on a "
-        "Dask cluster, reading only the bytes each verdict needs.",
-        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=_DESCRIPTION, epilog=_EPILOG.format(prog="python -m npyguard scan"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _scan_arguments(scan)
+    return parser
+
+
+def _scan_parser(prog):
+    """The scan command alone, as the npyguard-scan script."""
+    parser = argparse.ArgumentParser(prog=prog, description=_DESCRIPTION, epilog=_EPILOG.format(prog=prog),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    _scan_arguments(parser)
+    return parser
+
+
+def _scan_arguments(scan):
     scan.add_argument("inputs", nargs="+", metavar="PATH_OR_URL", help="files, directories, globs, fsspec URLs")
     where = scan.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS",
@@ -83,9 +105,10 @@ def _parser():
     where.add_argument("--workers", type=_positive, metavar="N",
                        help="threads in this process (default: the CPU count)")
     scan.add_argument("--output", "-o", metavar="FILE",
-                      help="write the report here: CSV when FILE ends in .csv (a text cell starting with =, +, "
-                      "-, @ gets a leading ', so that no spreadsheet runs a hostile name), else JSON lines (default: "
-                      "JSON lines on standard output)")
+                      help="write the report here, in the format its suffix names: .csv (a text cell starting with "
+                      "=, +, -, @ gets a leading ', so that no spreadsheet runs a hostile name), .jsonl, .json (one "
+                      "array) or .parquet (needs pyarrow); '-' is standard output (default: JSON lines on standard "
+                      "output)")
     scan.add_argument("--quiet", "-q", action="store_true",
                       help="no progress bar, no summary, and only the invalid and unreadable files in the report")
     scan.add_argument("--batch-size", type=_positive, metavar="N",
@@ -112,28 +135,22 @@ def _parser():
                         help=".npz: largest declared size per compressed byte (default 1032)")
     policy.add_argument("--ra-reject-metadata", action="store_true", help=".ra: refuse bytes after the data")
     policy.add_argument("--no-ra-type5", action="store_true", help=".ra: refuse element type 5")
-    return parser
 
 
-class _Writer:
-    def __init__(self, stream, kind):
-        self._stream = stream
-        self._csv = None
-        if kind == "csv":
-            self._csv = csv.writer(stream)
-            self._csv.writerow(_scan.COLUMNS)
-
-    def write(self, row):
-        record = _scan.report_record(row)
-        if self._csv is None:
-            # ASCII only: a hostile name's control characters are escaped, never printed.
-            self._stream.write(json.dumps(record) + "\n")
-        else:
-            self._csv.writerow(["" if record[c] is None else json.dumps(record[c]) if c == "shape" else _cell(record[c])
-                                for c in _scan.COLUMNS])
+def _summary(counts, seconds, skipped):
+    """'8 files: 4 valid, 4 invalid; skipped 1 other name (not .npy/.npz/.ra); 0.05 s'."""
+    total = sum(counts.values())
+    summary = f"{total} file{'' if total == 1 else 's'}: {counts['valid']} valid, {counts['invalid']} invalid"
+    if counts["unreadable"]:
+        summary += f", {counts['unreadable']} unreadable"
+    skipped_text = _scan.skipped_summary(skipped)
+    if skipped_text:
+        summary += "; " + skipped_text
+    return summary + f"; {seconds:.2f} s"
 
 
-def _scan_command(args):
+def _scan_command(args, prog="python -m npyguard scan"):
+    start = time.monotonic()
     limits = dict(max_header_bytes=args.max_header_bytes, max_depth=args.max_depth, max_ndim=args.max_ndim,
                   max_data_bytes=args.max_data_bytes, allow_trailing_data=args.allow_trailing_data,
                   allow_object=args.allow_object, canonical=args.canonical, max_members=args.max_members,
@@ -141,54 +158,65 @@ def _scan_command(args):
                   allow_type5=not args.no_ra_type5, reject_metadata=args.ra_reject_metadata)
     try:
         _scan._scan_options(verify=args.verify, **limits)
+        # The output's format (its suffix; pyarrow for Parquet) and the file
+        # itself, before anything is listed or scanned.
+        if args.output and args.output != "-":
+            writer = _scan.ReportWriter.to_file(args.output)
+        else:
+            writer = _scan.ReportWriter("jsonl", stream=sys.stdout)
+    except _scan.OutputError as e:
+        print(f"npyguard: --output {e}; run '{prog} --help'", file=sys.stderr)
+        return EXIT_USAGE_OR_IO
     except (TypeError, ValueError) as e:
-        print(f"npyguard: {e}; run 'python -m npyguard scan --help'", file=sys.stderr)
+        print(f"npyguard: {e}; run '{prog} --help'", file=sys.stderr)
         return EXIT_USAGE_OR_IO
     client = None
-    if args.scheduler:
-        from distributed import Client
-        client = Client(args.scheduler)
-    kind = "csv" if args.output and args.output.endswith(".csv") else "jsonl"
-    stream = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     counts = {"valid": 0, "invalid": 0, "unreadable": 0}
-    bar = None if args.quiet else _scan._progress_bar(sys.stderr.isatty())
+    listing = _scan.ScanListing()
+    bar = None
+    complete = False  # an interrupted .json report stays unclosed: json.load refuses it
     try:
-        writer = _Writer(stream, kind)
+        if args.scheduler:
+            from distributed import Client
+            client = Client(args.scheduler)
+        bar = None if args.quiet else _scan._progress_bar(sys.stderr.isatty())
         for batch in _scan.scan_rows(args.inputs, client=client, workers=args.workers, verify=args.verify,
-                                     batch_size=args.batch_size, **limits):
+                                     batch_size=args.batch_size, listing=listing, **limits):
             for row in batch:
                 outcome = "valid" if row.valid else "unreadable" if row.code == "io_error" else "invalid"
                 counts[outcome] += 1
-                if not (args.quiet and row.valid):
-                    writer.write(row)
-            if bar is not None:
-                bar.update(len(batch))
-            stream.flush()
+            writer.write([row for row in batch if not (args.quiet and row.valid)])
+            _scan._advance(bar, len(batch), listing)
+        complete = True
     finally:
         if bar is not None:
             bar.close()
-        if args.output:
-            stream.close()
+        writer.close(complete)
         if client is not None:
             client.close()
-    total = sum(counts.values())
     if not args.quiet:
-        summary = f"{total} files: {counts['valid']} valid, {counts['invalid']} invalid"
-        if counts["unreadable"]:
-            summary += f", {counts['unreadable']} unreadable"
-        print(summary, file=sys.stderr)
+        print(_summary(counts, time.monotonic() - start, listing.skipped), file=sys.stderr)
     if counts["unreadable"]:
         return EXIT_USAGE_OR_IO
     return EXIT_INVALID if counts["invalid"] else EXIT_VALID
 
 
-def main(argv=None):
-    args = _parser().parse_args(argv)
+def _run(args, prog):
     try:
-        return _scan_command(args)
+        return _scan_command(args, prog)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_USAGE_OR_IO
+
+
+def main(argv=None):
+    """python -m npyguard COMMAND ... (the one command: scan)."""
+    return _run(_parser().parse_args(argv), "python -m npyguard scan")
+
+
+def scan_main(argv=None):
+    """The npyguard-scan command (pyproject.toml's [project.scripts]): the scan alone."""
+    return _run(_scan_parser("npyguard-scan").parse_args(argv), "npyguard-scan")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ import base64
 import collections
 import concurrent.futures
 import fnmatch
+import json
 import os
+import re
 import stat
 import time
 
@@ -39,6 +41,12 @@ COLUMNS = ("file", "format", "valid", "code", "offset", "member", "member_offset
 FileReport = collections.namedtuple("FileReport", COLUMNS)
 
 _SUFFIXES = (".npy", ".npz", ".ra")
+
+#: Why the listing passed over an entry (ScanListing.skipped's keys).
+SKIPPED_LINK = "symbolic link"  # inside a directory, or matched by a glob: not followed
+SKIPPED_NAME = "other name"  # a regular file whose name does not end in .npy, .npz or .ra (UPPER.NPY, notes.txt)
+SKIPPED_SPECIAL = "special file"  # a FIFO, socket or device whose name does not end in one either
+SKIPPED_REPEATED = "repeated directory"  # reached a second time (a repeated argument, a bind mount)
 _SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
             stat.S_IFBLK: "a block device"}
 _NOT_READ = "; not opened (under -r, FIFOs, sockets and devices are reported, never read)"
@@ -137,6 +145,29 @@ def _scan_options(verify=False, max_header_bytes=1 << 20, max_depth=32, max_ndim
 
 # ---------------------------------------------------------------------------
 # Listing: lazy, one directory held at a time (sorted, as check -r walks).
+
+
+class ScanListing:
+    """What a scan's listing found besides the files it checks, filled in as it
+    goes (scan_rows(listing=...)).
+
+    skipped   a Counter of the entries passed over, by reason: SKIPPED_LINK,
+              SKIPPED_NAME, SKIPPED_SPECIAL, SKIPPED_REPEATED
+    listed    the files listed so far (each becomes one report row)
+    complete  the listing has ended: `listed` is the number of rows to come
+    """
+
+    def __init__(self):
+        self.skipped = collections.Counter()
+        self.listed = 0
+        self.complete = False
+        self.visited = set()  # identities of the directories walked: each once
+
+    def _count(self, items):
+        for item in items:
+            self.listed += 1
+            yield item
+        self.complete = True
 #
 # Work items, small and picklable:
 #   ("p", display, path_bytes)          a local path, checked natively
@@ -250,16 +281,18 @@ class _Fsspec:
         return name
 
 
-def _walk(backend, top, visited):
+def _walk(backend, top, listing):
     """check -r's walk of directory `top`, lazily: depth first, each directory's
     entries sorted by name; only names ending in .npy, .npz or .ra; symbolic
-    links skipped; special files reported, never opened."""
+    links skipped; special files reported, never opened. What it skips is
+    counted in listing.skipped, by reason."""
     stack = []
 
     def enter(path, identity):
-        if identity in visited:
-            return None  # reached twice: a bind mount or a repeated argument
-        visited.add(identity)
+        if identity in listing.visited:
+            listing.skipped[SKIPPED_REPEATED] += 1  # reached twice: a bind mount or a repeated argument
+            return None
+        listing.visited.add(identity)
         try:
             return iter(list(backend.entries(path)))
         except Exception as e:  # noqa: BLE001  OSError, or an object store client's own error
@@ -285,21 +318,26 @@ def _walk(backend, top, visited):
         child = backend.join(directory, name)
         wanted = _has_suffix(backend.text(name))
         if kind == "dir":
-            listing = enter(child, identity)
-            if listing is not None:
-                stack.append((child, listing))
+            children = enter(child, identity)
+            if children is not None:
+                stack.append((child, children))
         elif kind == "file":
             if wanted:
                 yield backend.item(child, size)
+            else:
+                listing.skipped[SKIPPED_NAME] += 1
         elif kind.startswith("special:"):
             if wanted:
                 yield _problem(backend.display(child), "is " + kind[len("special:"):] + _NOT_READ)
+            else:
+                listing.skipped[SKIPPED_SPECIAL] += 1
         elif kind.startswith("error:"):
             yield _problem(backend.display(child), kind[len("error:"):])
-        # links: skipped, as check -r skips them
+        else:  # a symbolic link: skipped, as check -r skips them
+            listing.skipped[SKIPPED_LINK] += 1
 
 
-def _glob(backend, base, parts, visited, kind=None, entries=None):
+def _glob(backend, base, parts, listing, kind=None, entries=None):
     """Paths matching the pattern components `parts` under `base`, lazily and
     sorted per directory. '*', '?' and '[...]' match within one name (not a
     leading '.'), '**' any number of directories (symbolic links not followed).
@@ -310,19 +348,21 @@ def _glob(backend, base, parts, visited, kind=None, entries=None):
     if not parts:
         kind = kind or backend.kind(base) or "missing"
         if kind == "dir":
-            yield from _walk(backend, base, visited)
+            yield from _walk(backend, base, listing)
         elif kind.startswith("special:"):
             yield _problem(backend.display(base), "is " + kind[len("special:"):] + _NOT_READ)
         elif kind.startswith("error:"):
             yield _problem(backend.display(base), kind[len("error:"):])
         elif kind == "file":
             yield backend.item(base)
-        # a link (not followed, as in the walk), or a literal component that is missing
+        elif kind == "link":  # not followed, as in the walk
+            listing.skipped[SKIPPED_LINK] += 1
+        # (or a literal component that is missing)
         return
     head, rest = parts[0], parts[1:]
     text = backend.text(head)
     if not _has_magic(text):
-        yield from _glob(backend, backend.join(base, head) if base or head else head, rest, visited)
+        yield from _glob(backend, backend.join(base, head) if base or head else head, rest, listing)
         return
     if entries is None:
         try:
@@ -332,14 +372,14 @@ def _glob(backend, base, parts, visited, kind=None, entries=None):
             return
     if text == "**":  # iteratively: a tree deeper than Python's recursion limit is no problem
         if not rest:  # a final '**': the directory and everything under it, walked once
-            yield from _glob(backend, base, rest, visited, "dir")
+            yield from _glob(backend, base, rest, listing, "dir")
             return
         for directory, listed in _directories(backend, base, entries):
             if listed is None:
                 yield directory  # the problem row of a directory that cannot be listed
                 continue
             # The next component lists the directory again only when it is literal.
-            yield from _glob(backend, directory, rest, visited, entries=listed if _has_magic(
+            yield from _glob(backend, directory, rest, listing, entries=listed if _has_magic(
                 backend.text(rest[0])) else None)
         return
     for name, entry_kind, _, _ in entries:
@@ -350,16 +390,16 @@ def _glob(backend, base, parts, visited, kind=None, entries=None):
             continue
         if rest and entry_kind != "dir":
             continue
-        yield from _glob(backend, backend.join(base, name), rest, visited, entry_kind)
+        yield from _glob(backend, backend.join(base, name), rest, listing, entry_kind)
 
 
-def _glob_once(backend, base, parts, visited, pattern):
+def _glob_once(backend, base, parts, listing, pattern):
     """_glob, with a row when nothing matches (the shell would pass the pattern
     on, and check would not find it), and each match once when the pattern has
     more than one '**' (which can reach a file two ways)."""
     seen = set() if sum(backend.text(p) == "**" for p in parts) > 1 else None
     matched = False
-    for item in _glob(backend, base, parts, visited):
+    for item in _glob(backend, base, parts, listing):
         if seen is not None:
             if item[1] in seen:
                 continue
@@ -417,28 +457,27 @@ def _pattern_parts(pattern, sep):
     return collapsed
 
 
-def _expand(arguments):
+def _expand(arguments, listing):
     """Work items for paths, globs and URLs, lazily, in argument order."""
-    visited = set()
     for argument in arguments:
         text = os.fspath(argument)
         if isinstance(text, str) and "://" in text and not text.startswith("file://"):
-            yield from _expand_url(text, visited)
+            yield from _expand_url(text, listing)
             continue
         if isinstance(text, str) and text.startswith("file://"):
             text = text[len("file://"):]
         path = os.fsencode(text)
         kind = _Local.kind(path)
         if kind == "dir":
-            yield from _walk(_Local, path, visited)
+            yield from _walk(_Local, path, listing)
         elif kind is not None or not _has_magic(os.fsdecode(path)):
             yield _Local.item(path)  # a missing file is reported by its check
         else:
             root = b"/" if path.startswith(b"/") else b""
-            yield from _glob_once(_Local, root, _pattern_parts(path[len(root):], b"/"), visited, os.fsdecode(path))
+            yield from _glob_once(_Local, root, _pattern_parts(path[len(root):], b"/"), listing, os.fsdecode(path))
 
 
-def _expand_url(url, visited):
+def _expand_url(url, listing):
     import fsspec  # only for URLs
 
     fs, path = fsspec.core.url_to_fs(url)
@@ -446,12 +485,12 @@ def _expand_url(url, visited):
     if not _has_magic(path):
         kind = backend.kind(path)
         if kind == "dir":
-            yield from _walk(backend, path, visited)
+            yield from _walk(backend, path, listing)
         else:
             yield backend.item(path)
         return
     root = "/" if path.startswith("/") else ""
-    yield from _glob_once(backend, root, _pattern_parts(path[len(root):], "/"), visited, url)
+    yield from _glob_once(backend, root, _pattern_parts(path[len(root):], "/"), listing, url)
 
 
 # ---------------------------------------------------------------------------
@@ -611,21 +650,25 @@ def _on_cluster(client, batcher, limits):
 
 
 def scan_rows(urls_or_globs, *, client=None, workers=None, verify=False, batch_size=None, batch_seconds=None,
-              **limits):
+              listing=None, **limits):
     """The scan's FileReports, in order, as a lazy iterator of lists (one per
-    batch): what scan() and `python -m npyguard scan` are built on."""
+    batch): what scan() and `python -m npyguard scan` are built on. A
+    ScanListing passed as `listing` is filled in as the listing goes: what it
+    skipped, by reason, and the number of files once it is complete."""
     if isinstance(urls_or_globs, (str, bytes, os.PathLike)):
         urls_or_globs = [urls_or_globs]
     limits = dict(limits, verify=verify)
     _scan_options(**limits)  # refuse bad limits before listing anything
+    listing = ScanListing() if listing is None else listing
+    items = listing._count(_expand(urls_or_globs, listing))
     if client is not None:
         # About a second per task; its files travel pickled: at most 4,000
         # (about half a megabyte) per task.
-        batcher = _Batcher(_expand(urls_or_globs), batch_seconds or 1.0, batch_size, 4000)
+        batcher = _Batcher(items, batch_seconds or 1.0, batch_size, 4000)
     else:
         # Threads share this process: batches of about 20 ms keep them all busy
         # (a whole tree of local files would otherwise be one batch).
-        batcher = _Batcher(_expand(urls_or_globs), batch_seconds or 0.02, batch_size, 100_000)
+        batcher = _Batcher(items, batch_seconds or 0.02, batch_size, 100_000)
     if client is not None:
         return _on_cluster(client, batcher, limits)
     return _in_threads(batcher, limits, workers or os.cpu_count() or 1)
@@ -643,27 +686,34 @@ def scan(urls_or_globs, *, client=None, workers=None, verify=False, progress=Fal
     workers        threads without a client (default: the CPU count)
     verify         .npz: read every member in full (CRC-32) in bounded memory;
                    otherwise no array data is read
-    progress       a tqdm progress bar on standard error
+    progress       a tqdm progress bar on standard error (with a total once
+                   the listing is complete)
     batch_size     files per batch (default: sized from the rate so far so that a
                    batch takes about batch_seconds: 1 s as a Dask task, 20 ms
                    in a thread)
     limits         as for check_source (the command's defaults)
 
     Files are listed lazily, one directory at a time. An unreadable file is a
-    row (io_error with why), never an exception.
+    row (io_error with why), never an exception. The frame's
+    attrs["skipped"] counts the entries the listing passed over, by reason
+    (ScanListing.skipped), and attrs["seconds"] is the time the scan took.
     """
     import pandas as pd
 
+    start = time.monotonic()
     rows = []
+    listing = ScanListing()
     bar = _progress_bar(progress)
     for batch in scan_rows(urls_or_globs, client=client, workers=workers, verify=verify, batch_size=batch_size,
-                           batch_seconds=batch_seconds, **limits):
+                           batch_seconds=batch_seconds, listing=listing, **limits):
         rows.extend(batch)
-        if bar is not None:
-            bar.update(len(batch))
+        _advance(bar, len(batch), listing)
     if bar is not None:
         bar.close()
-    return _frame(pd, rows)
+    frame = _frame(pd, rows)
+    frame.attrs["skipped"] = dict(listing.skipped)
+    frame.attrs["seconds"] = time.monotonic() - start
+    return frame
 
 
 def _progress_bar(enabled):
@@ -673,7 +723,27 @@ def _progress_bar(enabled):
         from tqdm import tqdm
     except ImportError:
         return None
+    # No total while the listing goes on (it is lazy); _advance sets it once known.
     return tqdm(unit=" files", desc="npyguard scan")
+
+
+def _advance(bar, rows, listing):
+    """Moves the bar on by `rows`, giving it its total once the listing is complete."""
+    if bar is None:
+        return
+    if bar.total is None and listing.complete:
+        bar.total = listing.listed
+    bar.update(rows)
+
+
+def skipped_summary(skipped):
+    """'skipped 2 symbolic links, 1 other name' for a Counter by reason; '' for none."""
+    plural = {SKIPPED_LINK: "symbolic links", SKIPPED_NAME: "other names", SKIPPED_SPECIAL: "special files",
+              SKIPPED_REPEATED: "repeated directories"}
+    order = (SKIPPED_LINK, SKIPPED_NAME, SKIPPED_SPECIAL, SKIPPED_REPEATED)
+    why = {SKIPPED_NAME: " (not .npy/.npz/.ra)"}
+    parts = [f"{skipped[r]} {r if skipped[r] == 1 else plural[r]}{why.get(r, '')}" for r in order if skipped.get(r)]
+    return "skipped " + ", ".join(parts) if parts else ""
 
 
 def _frame(pd, rows):
@@ -706,3 +776,208 @@ def report_record(row):
     if row.shape is not None:
         record["shape"] = list(row.shape)
     return record
+
+
+# ---------------------------------------------------------------------------
+# The report's files: CSV, JSON lines, one JSON array, Parquet
+
+#: The report's formats by the output file's suffix.
+OUTPUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
+
+#: CSV's columns: the report's, then file_bytes (base64), the name's exact
+#: bytes whenever the file cell is not exactly the name.
+CSV_COLUMNS = COLUMNS + ("file_bytes",)
+
+# What the command escapes in a name (src/cli/text.cpp, shown_as::name): a
+# backslash, C0 controls and DEL, a byte that is not UTF-8 (os.fsdecode's
+# surrogate escapes U+DC80-U+DCFF), the C1 controls, the bidi controls
+# (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069); and, as its JSON
+# does, the line separators U+2028 and U+2029, so that each row is one line.
+_ESCAPED = re.compile(r"[\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+_SHORT_ESCAPES = {"\n": "\\n", "\t": "\\t"}
+
+
+def _escape_one(match, backslash):
+    char = match.group()
+    code = ord(char)
+    if char == "\\":
+        return backslash
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode hands it over
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
+def escape_name(name):
+    """A file or member name as the command prints it: a backslash is \\\\, a
+    newline \\n, a tab \\t, other control bytes and each byte that is not UTF-8
+    \\xNN, C1, bidi and line-separator characters \\uNNNN; nothing a terminal or
+    an editor acts on is left, and the escaping can be undone."""
+    return _ESCAPED.sub(lambda m: _escape_one(m, "\\\\"), name)
+
+
+def escape_text(text):
+    """A message or descr as the command prints it: as escape_name, except that
+    a backslash stays one (descr and messages carry Python's repr escapes)."""
+    return _ESCAPED.sub(lambda m: _escape_one(m, "\\"), text)
+
+
+def _spreadsheet_safe(value):
+    """A CSV cell that a spreadsheet will not run: text starting with =, +, -, @,
+    a tab or a carriage return (a hostile file or member name) gets a leading '."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def _name_bytes(name):
+    return os.fsencode(name) if isinstance(name, str) else bytes(name)
+
+
+def csv_record(row):
+    """A FileReport as CSV cells (CSV_COLUMNS): names, messages and descr escaped
+    as the command prints them, formula-like text defused, file_bytes the
+    name's bytes in base64 whenever the file cell is not exactly the name."""
+    cells = []
+    for column, value in zip(COLUMNS, row):
+        if value is None:
+            cells.append("")
+        elif column == "shape":
+            cells.append(json.dumps(list(value)))
+        elif column in ("file", "member"):
+            cells.append(_spreadsheet_safe(escape_name(value)))
+        elif column in ("message", "descr"):
+            cells.append(_spreadsheet_safe(escape_text(value)))
+        else:
+            cells.append(value)
+    cells.append("" if cells[0] == row.file else base64.b64encode(_name_bytes(row.file)).decode("ascii"))
+    return cells
+
+
+def json_line(row):
+    """A FileReport as one line of JSON (report_record), ASCII only: every
+    character outside printable ASCII, control and bidi characters among
+    them, and DEL are \\uNNNN escapes, so the line can be printed safely and
+    json.loads gives back the exact text."""
+    return json.dumps(report_record(row)).replace("\x7f", "\\u007f")
+
+
+class OutputError(ValueError):
+    """An --output the scan cannot write: an unknown suffix, Parquet without
+    pyarrow, a file that cannot be created. Raised before anything is scanned."""
+
+
+def output_format(path):
+    """The report's format for an output file, by its suffix (OUTPUT_FORMATS,
+    in any case); OutputError for any other suffix, and for .parquet when
+    pyarrow cannot be imported. Decided before anything is scanned."""
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    fmt = OUTPUT_FORMATS.get(suffix)
+    if fmt is None:
+        raise OutputError(f"{os.fsdecode(path)!r}: the suffix says the report's format: .csv, .jsonl (JSON lines), "
+                          f".json (one JSON array) or .parquet; {suffix or 'no suffix'} is none of them")
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
+        except ImportError as e:
+            raise OutputError(f"{os.fsdecode(path)!r}: Parquet needs pyarrow, which cannot be imported ({e}); "
+                              "install it (pip install pyarrow) or write .csv, .jsonl or .json") from None
+    return fmt
+
+
+class ReportWriter:
+    """Writes FileReports to a stream in one of OUTPUT_FORMATS' formats, as
+    they come: write(rows) per batch, close() at the end (which closes the
+    stream only when the writer opened it)."""
+
+    def __init__(self, fmt, stream=None, path=None):
+        self.fmt = fmt
+        self._owned = stream is None
+        self._rows = 0
+        if fmt == "parquet":
+            self._parquet = _ParquetWriter(path)
+            self._stream = None
+            return
+        self._stream = open(path, "w", encoding="utf-8", newline="") if stream is None else stream
+        if fmt == "csv":
+            import csv
+
+            self._csv = csv.writer(self._stream)
+            self._csv.writerow(CSV_COLUMNS)
+        elif fmt == "json":
+            self._stream.write("[")
+
+    @classmethod
+    def to_file(cls, path):
+        """A writer for `path`, its format from the suffix; OutputError when the
+        suffix is unknown, pyarrow is missing or the file cannot be created."""
+        fmt = output_format(path)
+        try:
+            return cls(fmt, path=path)
+        except OSError as e:
+            raise OutputError(f"{os.fsdecode(path)!r}: cannot write: {e.strerror or e}") from None
+
+    def write(self, rows):
+        if self.fmt == "parquet":
+            self._parquet.write(rows)
+        elif self.fmt == "csv":
+            self._csv.writerows(csv_record(row) for row in rows)
+        else:
+            for row in rows:
+                if self.fmt == "json":
+                    self._stream.write(("\n" if self._rows == 0 else ",\n") + json_line(row))
+                else:
+                    self._stream.write(json_line(row) + "\n")
+                self._rows += 1
+        if self._stream is not None:
+            self._stream.flush()
+
+    def close(self, complete=True):
+        """Ends the report; a .json array is closed only when `complete` (so
+        that an interrupted scan's report does not load as a whole one)."""
+        if self.fmt == "parquet":
+            self._parquet.close()
+            return
+        if self.fmt == "json" and complete:
+            self._stream.write("\n]\n" if self._rows else "]\n")
+        if self._owned:
+            self._stream.close()
+        else:
+            self._stream.flush()
+
+
+class _ParquetWriter:
+    """Parquet through pyarrow, one row group per batch: the report's columns
+    with their types (unsigned integers, a list for shape), file as JSON's
+    (text, \\xNN for bytes that are not UTF-8) and file_bytes, binary, the
+    name's exact bytes when it is not UTF-8."""
+
+    def __init__(self, path):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._pa = pa
+        text, count = pa.string(), pa.uint64()
+        types = {"file": text, "format": text, "valid": pa.bool_(), "code": text, "offset": count, "member": text,
+                 "member_offset": count, "message": text, "shape": pa.list_(count), "descr": text, "nbytes": count,
+                 "members": count, "bytes_read": count, "reads": count, "file_bytes": pa.binary()}
+        self._schema = pa.schema([(name, types[name]) for name in CSV_COLUMNS])
+        self._writer = pq.ParquetWriter(os.fspath(path), self._schema)
+
+    def write(self, rows):
+        if not rows:
+            return
+        columns = {name: [] for name in CSV_COLUMNS}
+        for row in rows:
+            record = report_record(row)
+            for name in COLUMNS:
+                columns[name].append(record[name])
+            columns["file_bytes"].append(base64.b64decode(record["file_bytes"]) if "file_bytes" in record else None)
+        self._writer.write_table(self._pa.Table.from_pydict(columns, schema=self._schema))
+
+    def close(self):
+        self._writer.close()

@@ -2,9 +2,12 @@
 hostile files checked in threads, on a 2-process Dask LocalCluster and through
 fsspec's memory:// file system, against `npyguard check -r --json` file for file;
 the bytes each check reads; a worker killed mid-scan; the file system's hostile
-entries."""
+entries; the report's files (issue 32): CSV, JSON lines, a JSON array and
+Parquet by the suffix, names escaped as the command escapes them and
+recoverable exactly, and the summary's skipped entries and time."""
 
 import base64
+import csv
 import io
 import json
 import os
@@ -377,9 +380,9 @@ def test_hostile_file_system_entries(tree, local_rows):
 # The command
 
 
-def run_scan(*args, cwd=None):
+def run_scan(*args, cwd=None, env=None):
     return subprocess.run([sys.executable, "-m", "npyguard", "scan", *args], capture_output=True, cwd=cwd,
-                          env=dict(os.environ), timeout=600)
+                          env=dict(os.environ, **(env or {})), timeout=600)
 
 
 def test_command_writes_the_report_and_exits_as_check(tree, local_rows, tmp_path):
@@ -395,7 +398,7 @@ def test_command_writes_the_report_and_exits_as_check(tree, local_rows, tmp_path
     done = run_scan(str(valid_only), str(tree[0] / "d000" / "deep"), "-o", str(csv_out), "-q")
     assert done.returncode in (0, 1)
     frame = pd.read_csv(csv_out)
-    assert list(frame.columns) == list(_scan.COLUMNS)
+    assert list(frame.columns) == list(_scan.COLUMNS) + ["file_bytes"]
     first = npyguard.check_source(valid_only)
     done = run_scan(str(valid_only))
     assert (done.returncode, json.loads(done.stdout)["valid"]) == (0 if first.valid else 1, first.valid)
@@ -471,7 +474,9 @@ def test_the_readme_shows_the_real_output(source_dir, tmp_path):
     shown = re.search(r"^```text\n(.*?)^```", section, re.S | re.M).group(1)
     out = tmp_path / "report.csv"
     done = run_scan("examples/", "--output", str(out), cwd=source_dir)
-    assert done.returncode == 1 and done.stderr.decode().strip().endswith("8 files: 4 valid, 4 invalid")
+    summary = re.escape("8 files: 4 valid, 4 invalid; skipped 1 other name (not .npy/.npz/.ra); ")
+    assert done.returncode == 1 and re.fullmatch(summary + r"\d+\.\d\d s", done.stderr.decode().strip())
+    assert "8 files: 4 valid, 4 invalid; skipped 1 other name (not .npy/.npz/.ra); 0.04 s" in section
     assert out.read_text().replace("\r\n", "\n") == shown
 
 
@@ -604,3 +609,286 @@ def test_a_name_is_a_claim_as_in_the_command(tmp_path, source_dir):
     rows = {r.file.rsplit("/", 1)[1]: r for r in rows_of(npyguard.scan(str(tmp_path)))}
     for name, (_, fmt, code, offset) in claims.items():
         assert (rows[name].format, rows[name].valid, rows[name].code, rows[name].offset) == (fmt, False, code, offset)
+
+
+# ---------------------------------------------------------------------------
+# The report's files (issue 32)
+
+# Names a hostile uploader picks: terminal escapes, a right-to-left override,
+# line breaks, C1 controls, a backslash, a spreadsheet formula, two names that
+# are not UTF-8 and differ in one byte, and an ordinary non-ASCII one.
+HOSTILE_NAMES = [b"esc\x1b[31mred.npy", "bidi\u202egpj.npy".encode(), b"nl\nx.npy", b"tab\tx.npy", b"cr\rx.npy",
+                 b"back\\slash.npy", "c1\u009bx.npy".encode(), "ls\u2028x.npy".encode(), b"del\x7fx.npy",
+                 b"=formula.npy", b"bad\xff\xfe.npy", b"bad\xff\xfd.npy", "caf\u00e9.npy".encode()]
+# What must never reach a report raw: a terminal or an editor acts on them.
+RAW_FORBIDDEN = ["\x1b", "\r", "\x7f", "\u009b", "\u202e", "\u2028"]
+
+
+def hostile_tree(directory, source_dir):
+    """The hostile names (rejected files, so that `check -q` lists them) beside
+    every example (.npy, .npz, .ra; valid and not)."""
+    negative = (source_dir / "examples" / "negative.npy").read_bytes()
+    for name in HOSTILE_NAMES:
+        with open(os.fsencode(directory) + b"/" + name, "wb") as f:
+            f.write(negative)
+    for example in sorted((source_dir / "examples").iterdir()):
+        if example.suffix in (".npy", ".npz", ".ra"):
+            (directory / example.name).write_bytes(example.read_bytes())
+    return directory
+
+
+def unescape_name(cell):
+    """Undoes the command's escaping of a name: the exact bytes."""
+    out = bytearray()
+    i = 0
+    while i < len(cell):
+        if cell[i] != "\\":
+            out += cell[i].encode()
+            i += 1
+        elif cell[i + 1] in "\\nt":
+            out += {"\\": b"\\", "n": b"\n", "t": b"\t"}[cell[i + 1]]
+            i += 2
+        elif cell[i + 1] == "x":
+            out.append(int(cell[i + 2:i + 4], 16))
+            i += 4
+        else:
+            assert cell[i + 1] == "u", cell
+            out += chr(int(cell[i + 2:i + 6], 16)).encode()
+            i += 6
+    return bytes(out)
+
+
+def json_tuple(record):
+    shape = record["shape"]
+    return (name_bytes(record), record["format"], record["valid"], record["code"], record["offset"], record["member"],
+            record["member_offset"], record["message"], None if shape is None else tuple(shape), record["descr"],
+            record["nbytes"], record["members"], record["bytes_read"], record["reads"])
+
+
+def csv_tuple(cells):
+    """A CSV row with its types back; text cells stay as written (escaped)."""
+    def number(text):
+        return None if text == "" else int(text)
+
+    def text(cell):
+        return None if cell == "" else cell
+
+    name = base64.b64decode(cells["file_bytes"]) if cells["file_bytes"] else cells["file"].encode()
+    return (name, cells["format"], {"True": True, "False": False}[cells["valid"]], text(cells["code"]),
+            number(cells["offset"]), text(cells["member"]), number(cells["member_offset"]), text(cells["message"]),
+            None if cells["shape"] == "" else tuple(json.loads(cells["shape"])), text(cells["descr"]),
+            number(cells["nbytes"]), number(cells["members"]), number(cells["bytes_read"]), number(cells["reads"]))
+
+
+def as_csv_writes_it(values):
+    """A JSON tuple's text columns as CSV writes them: escaped, formulas defused."""
+    values = list(values)
+    for index, escape in ((5, _scan.escape_name), (7, _scan.escape_text), (9, _scan.escape_text)):
+        if values[index] is not None:
+            values[index] = _scan._spreadsheet_safe(escape(values[index]))
+    return tuple(values)
+
+
+def test_an_unknown_output_suffix_is_refused_before_scanning(tmp_path, source_dir):
+    tree = tmp_path / "in"
+    tree.mkdir()
+    hostile_tree(tree, source_dir)
+    for name in ("report.txt", "report", "report.parquet.gz", "report.csv.bak"):
+        out = tmp_path / name
+        done = run_scan(str(tree), "--output", str(out))
+        err = done.stderr.decode()
+        assert done.returncode == 2 and err.startswith("npyguard: --output ") and "suffix" in err, err
+        assert "files:" not in err and err.count("\n") == 1 and done.stdout == b""  # nothing scanned
+        assert not out.exists()
+    with pytest.raises(_scan.OutputError, match=r"\.csv, \.jsonl .* \.json .* \.parquet"):
+        _scan.output_format("r.xlsx")
+    assert [_scan.output_format(n) for n in ("a.csv", "a.JSONL", "a.json")] == ["csv", "jsonl", "json"]
+    # A file that cannot be created is refused before scanning too.
+    done = run_scan(str(tree), "--output", str(tmp_path / "no-such-directory" / "r.csv"))
+    assert done.returncode == 2 and "cannot write" in done.stderr.decode() and "files:" not in done.stderr.decode()
+
+
+def test_parquet_without_pyarrow_is_refused_before_scanning(tmp_path, source_dir):
+    blocker = tmp_path / "no_pyarrow"
+    blocker.mkdir()
+    (blocker / "pyarrow.py").write_text("raise ImportError('pyarrow is blocked for this test')\n")
+    path = os.pathsep.join(p for p in (str(blocker), os.environ.get("PYTHONPATH", "")) if p)
+    out = tmp_path / "report.parquet"
+    done = run_scan(str(source_dir / "examples"), "--output", str(out), env={"PYTHONPATH": path})
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "Parquet needs pyarrow" in err and "files:" not in err, err
+    assert not out.exists()
+
+
+def test_parquet_holds_the_rows(tmp_path, source_dir):
+    pq = pytest.importorskip("pyarrow.parquet")
+    tree = tmp_path / "in"
+    tree.mkdir()
+    hostile_tree(tree, source_dir)
+    out = tmp_path / "report.parquet"
+    assert run_scan(str(tree), "--output", str(out)).returncode == 1
+    table = pq.read_table(out).to_pylist()
+    rows = [r for b in _scan.scan_rows(str(tree)) for r in b]
+    assert [c["file_bytes"] or c["file"].encode() for c in table] == [os.fsencode(r.file) for r in rows]
+    assert [(c["format"], c["valid"], c["code"], c["offset"]) for c in table] == [
+        (r.format, r.valid, r.code, r.offset) for r in rows]
+
+
+def test_names_are_escaped_in_every_output_as_the_command_escapes_them(tmp_path, source_dir):
+    tree = tmp_path / "in"
+    tree.mkdir()
+    hostile_tree(tree, source_dir)
+    reports = {}
+    for suffix in ("csv", "jsonl", "json"):
+        out = tmp_path / f"report.{suffix}"
+        assert run_scan(str(tree), "--output", str(out)).returncode == 1
+        reports[suffix] = out.read_bytes()
+    reports["stdout"] = run_scan(str(tree)).stdout
+    rows = len([r for b in _scan.scan_rows(str(tree)) for r in b])
+    for kind, data in reports.items():
+        text = data.decode("utf-8")
+        if kind == "csv":  # RFC 4180's line ends; no other carriage return
+            text = text.replace("\r\n", "\n")
+        for char in RAW_FORBIDDEN:
+            assert char not in text, (kind, char)
+        assert text.count("\n") == rows + {"csv": 1, "json": 2}.get(kind, 0), kind  # one line per row
+        if kind != "csv":  # JSON: ASCII, every character beyond it escaped
+            assert data.isascii() and not re.search(rb"[\x00-\x09\x0b-\x1f]", data), kind
+    cells = {unescape_name(c["file"]): c["file"] for c in csv.DictReader(io.StringIO(reports["csv"].decode()))}
+    base = os.fsencode(tree) + b"/"
+    assert cells[base + b"esc\x1b[31mred.npy"].endswith("/esc\\x1b[31mred.npy")
+    assert cells[base + "bidi\u202egpj.npy".encode()].endswith("/bidi\\u202egpj.npy")
+    assert cells[base + b"back\\slash.npy"].endswith("/back\\\\slash.npy")
+    assert cells[base + b"bad\xff\xfe.npy"].endswith("/bad\\xff\\xfe.npy")
+    assert cells[base + "caf\u00e9.npy".encode()].endswith("/caf\u00e9.npy")  # printable: as it is
+    if TOOL:  # the command's own text form of the same names
+        done = subprocess.run([TOOL, "check", "-r", "-q", str(tree)], capture_output=True, check=False)
+        shown = {line.split(":61: negative_dimension")[0] for line in done.stdout.decode().split("\n")}
+        # (U+2028 aside: the command's text form prints it, its JSON and the CSV escape it.)
+        expected = {_scan.escape_name(os.fsdecode(base + name)) for name in HOSTILE_NAMES
+                    if "\u2028".encode() not in name}
+        assert expected <= shown, sorted(expected - shown)
+        # and its JSON: the same text after decoding, the same file_bytes.
+        done = subprocess.run([TOOL, "check", "-r", "--json", str(tree)], capture_output=True, check=False)
+        theirs = [json.loads(line) for line in done.stdout.decode().splitlines()]
+        ours = [json.loads(line) for line in reports["jsonl"].decode().splitlines()]
+        assert [(r["file"], r.get("file_bytes")) for r in ours] == [(r["file"], r.get("file_bytes")) for r in theirs]
+
+
+def test_csv_and_json_reload_to_the_same_rows(tmp_path, source_dir):
+    tree = tmp_path / "in"
+    tree.mkdir()
+    hostile_tree(tree, source_dir)
+    outputs = {}
+    for suffix in ("csv", "jsonl", "json"):
+        outputs[suffix] = tmp_path / f"report.{suffix}"
+        assert run_scan(str(tree), "--output", str(outputs[suffix])).returncode == 1
+    with open(outputs["json"], encoding="utf-8") as f:
+        from_array = [json_tuple(r) for r in json.load(f)]
+    from_lines = [json_tuple(json.loads(line)) for line in outputs["jsonl"].read_text().splitlines()]
+    with open(outputs["csv"], encoding="utf-8", newline="") as f:
+        from_csv = [csv_tuple(cells) for cells in csv.DictReader(f)]
+    rows = [r for b in _scan.scan_rows(str(tree)) for r in b]
+    assert from_array == from_lines
+    assert [r[0] for r in from_array] == [os.fsencode(r.file) for r in rows]
+    assert [r[1:] for r in from_array] == [(r.format, r.valid, r.code, r.offset, r.member, r.member_offset, r.message,
+                                            r.shape, r.descr, r.nbytes, r.members, r.bytes_read, r.reads) for r in rows]
+    assert from_csv == [as_csv_writes_it(r) for r in from_array]
+    assert {r[1] for r in from_csv} == {"npy", "npz", "ra"} and any(r[5] for r in from_csv)  # a member name too
+
+
+def test_a_name_that_is_not_utf8_is_recovered_exactly(tmp_path, source_dir):
+    tree = tmp_path / "in"
+    tree.mkdir()
+    valid = (source_dir / "examples" / "valid.npy").read_bytes()
+    names = [b"bad\xff\xfe.npy", b"bad\xff\xfd.npy", b"latin\xe9.npy", b"cut\xe2\x82.npy"]
+    for name in names:
+        with open(os.fsencode(tree) + b"/" + name, "wb") as f:
+            f.write(valid)
+    base = os.fsencode(tree) + b"/"
+    expected = sorted(base + n for n in names)
+    csv_out, jsonl_out, json_out = (tmp_path / f"r.{s}" for s in ("csv", "jsonl", "json"))
+    for out in (csv_out, jsonl_out, json_out):
+        assert run_scan(str(tree), "--output", str(out)).returncode == 0
+    with open(csv_out, encoding="utf-8", newline="") as f:
+        assert sorted(base64.b64decode(c["file_bytes"]) for c in csv.DictReader(f)) == expected
+    assert sorted(name_bytes(json.loads(line)) for line in jsonl_out.read_text().splitlines()) == expected
+    assert sorted(name_bytes(r) for r in json.loads(json_out.read_text())) == expected
+    # Two names that differ in a byte that is not UTF-8 stay apart in the text too.
+    assert len({json.loads(line)["file"] for line in jsonl_out.read_text().splitlines()}) == len(names)
+
+
+def skipping_tree(directory, source_dir):
+    valid = (source_dir / "examples" / "valid.npy").read_bytes()
+    (directory / "sub").mkdir(parents=True)
+    (directory / "a.npy").write_bytes(valid)
+    (directory / "sub" / "b.npy").write_bytes(valid)
+    (directory / "UPPER.NPY").write_bytes(valid)  # the walk takes .npy, not .NPY
+    (directory / "notes.txt").write_bytes(b"not an array")
+    os.symlink("a.npy", directory / "link.npy")
+    os.symlink("loop.npy", directory / "loop.npy")
+    os.symlink("..", directory / "sub" / "up")
+    os.mkfifo(directory / "pipe")  # not named as an array: skipped
+    os.mkfifo(directory / "pipe.npy")  # named as one: a row (io_error), never opened
+    return directory
+
+
+def test_the_summary_counts_what_was_skipped_and_the_time(tmp_path, source_dir):
+    tree = skipping_tree(tmp_path / "in", source_dir)
+    listing = _scan.ScanListing()
+    rows = [r for b in _scan.scan_rows([str(tree), str(tree)], listing=listing) for r in b]
+    assert [os.path.relpath(r.file, tree) for r in rows] == ["a.npy", "pipe.npy", "sub/b.npy"]
+    assert dict(listing.skipped) == {_scan.SKIPPED_LINK: 3, _scan.SKIPPED_NAME: 2, _scan.SKIPPED_SPECIAL: 1,
+                                     _scan.SKIPPED_REPEATED: 1}
+    assert listing.complete and listing.listed == 3
+    done = run_scan(str(tree), str(tree))
+    summary = done.stderr.decode().strip().splitlines()[-1]
+    assert done.returncode == 2 and re.fullmatch(
+        re.escape("3 files: 2 valid, 0 invalid, 1 unreadable; skipped 3 symbolic links, 2 other names "
+                  "(not .npy/.npz/.ra), 1 special file, 1 repeated directory; ") + r"\d+\.\d\d s", summary), summary
+    frame = npyguard.scan(str(tree))
+    assert frame.attrs["skipped"] == {_scan.SKIPPED_LINK: 3, _scan.SKIPPED_NAME: 2, _scan.SKIPPED_SPECIAL: 1}
+    assert frame.attrs["seconds"] > 0
+    # A glob's match that is a link is skipped too, and counted.
+    globbed = _scan.ScanListing()
+    matched = [r.file for b in _scan.scan_rows(str(tree) + "/l*.npy", listing=globbed) for r in b]
+    assert matched == [str(tree) + "/l*.npy"] and globbed.skipped == {_scan.SKIPPED_LINK: 2}  # no file: a row
+
+
+def test_the_progress_bar_has_a_total_once_the_listing_is_known(tmp_path, source_dir, capsys):
+    pytest.importorskip("tqdm")
+    tree = skipping_tree(tmp_path / "in", source_dir)
+    npyguard.scan(str(tree), progress=True)
+    err = capsys.readouterr().err
+    assert "npyguard scan" in err and "3/3" in err, err
+
+    class Bar:
+        total, n = None, 0
+
+        def update(self, k):
+            self.n += k
+
+    bar, listing = Bar(), _scan.ScanListing()
+    _scan._advance(bar, 5, listing)
+    assert bar.total is None  # still listing: no total to show
+    listing.listed, listing.complete = 12, True
+    _scan._advance(bar, 5, listing)
+    assert (bar.total, bar.n) == (12, 10)
+
+
+def test_pip_installs_an_npyguard_scan_command(tmp_path, source_dir, capsys):
+    from npyguard.__main__ import scan_main
+
+    tomllib = pytest.importorskip("tomllib")
+    scripts = tomllib.loads((source_dir / "python" / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"npyguard-scan": "npyguard.__main__:scan_main"}
+    with pytest.raises(SystemExit) as exit_info:
+        scan_main(["--help"])
+    assert exit_info.value.code == 0 and capsys.readouterr().out.startswith("usage: npyguard-scan ")
+    out = tmp_path / "r.json"
+    assert scan_main([str(source_dir / "examples"), "--output", str(out), "-q"]) == 1
+    assert {r["valid"] for r in json.loads(out.read_text())} == {False}  # -q: the invalid files only
+    installed = os.path.join(os.path.dirname(sys.executable), "npyguard-scan")
+    if os.path.exists(installed):  # a pip install (.ci/run's venv)
+        done = subprocess.run([installed, str(source_dir / "examples" / "valid.npy")], capture_output=True)
+        assert done.returncode == 0 and json.loads(done.stdout)["valid"] is True

@@ -6,7 +6,10 @@
 # type from npyguard), and pkg-config (from C++ and from C, the C API alone);
 # then a shared build, whose dynamic symbols must be the public API only (no
 # npyguard::detail, the C API's functions present), used from C through its
-# installed npyguard.pc.
+# installed npyguard.pc. The static library is configured for the default
+# prefix and installed with `cmake --install --prefix` elsewhere, and its tree
+# is then copied to a third place: npyguard.pc must follow both (it finds its
+# prefix from ${pcfiledir}). LICENSE and THIRD-PARTY.md must be installed.
 #
 #   tests/consumers/run.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -14,14 +17,20 @@ source_dir="$(cd "$1" && pwd)"
 work="$2"
 rm -rf "$work"
 mkdir -p "$work"
+work="$(cd "$work" && pwd)" # absolute: CMAKE_PREFIX_PATH and the checks below need it
 jobs="${NPYGUARD_CONSUMER_JOBS:-2}"
 quiet() { "$@" > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }; }
 
-echo "== install a static npyguard (library only) into a prefix"
-quiet cmake -S "$source_dir" -B "$work/lib" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$work/prefix" \
+echo "== install a static npyguard (library only) with --prefix, not the configured prefix"
+# Configured for the default prefix (/usr/local); installed elsewhere.
+quiet cmake -S "$source_dir" -B "$work/lib" -DCMAKE_BUILD_TYPE=Release \
   -DNPYGUARD_BUILD_TOOL=OFF -DNPYGUARD_BUILD_TESTS=OFF -DNPYGUARD_BUILD_BENCHMARKS=OFF -DNPYGUARD_BUILD_FUZZERS=OFF
 quiet cmake --build "$work/lib" -j "$jobs"
-quiet cmake --install "$work/lib"
+quiet cmake --install "$work/lib" --prefix "$work/prefix"
+for document in LICENSE THIRD-PARTY.md; do
+  [ -f "$work/prefix/share/doc/npyguard/$document" ] || { echo "$document is not installed" >&2; exit 1; }
+done
+cmp "$source_dir/LICENSE" "$work/prefix/share/doc/npyguard/LICENSE"
 
 echo "== the installed headers: npy/ and the forwarding headers at the old paths"
 for header in model validate descr write data; do
@@ -36,6 +45,11 @@ quiet cmake --build "$work/find_package"
 
 echo "== pkg-config"
 pc_dir="$(dirname "$(find "$work/prefix" -name npyguard.pc | head -n 1)")"
+pc_prefix="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --variable=prefix npyguard)"
+[ "$(cd "$pc_prefix" && pwd -P)" = "$(cd "$work/prefix" && pwd -P)" ] ||
+  { echo "npyguard.pc says prefix=$pc_prefix after --prefix $work/prefix" >&2; exit 1; }
+grep -qx 'License: Apache-2.0' "$pc_dir/npyguard.pc" || { echo "npyguard.pc has no License: Apache-2.0" >&2; exit 1; }
+PKG_CONFIG_PATH="$pc_dir" pkg-config --validate npyguard
 flags="$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs npyguard)"
 # shellcheck disable=SC2086 # the flags are words
 c++ "$source_dir/tests/consumers/main.cpp" -o "$work/pkg_config_consumer" $flags
@@ -45,6 +59,15 @@ echo "== pkg-config from C (the C API alone, a static library)"
 # shellcheck disable=SC2086 # the flags are words
 cc -std=c99 -Wall -Wextra -Werror "$source_dir/tests/consumers/main.c" -o "$work/c_consumer" $flags
 "$work/c_consumer"
+
+echo "== pkg-config from C after the installed tree is moved"
+cp -a "$work/prefix" "$work/moved_prefix"
+moved_pc="${pc_dir/#$work\/prefix/$work/moved_prefix}"
+moved_flags="$(PKG_CONFIG_PATH="$moved_pc" pkg-config --cflags --libs npyguard)"
+case "$moved_flags" in *"$work/prefix/"*) echo "npyguard.pc still names the old prefix: $moved_flags" >&2; exit 1 ;; esac
+# shellcheck disable=SC2086 # the flags are words
+cc -std=c99 -Wall -Wextra -Werror "$source_dir/tests/consumers/main.c" -o "$work/c_moved_consumer" $moved_flags
+"$work/c_moved_consumer"
 
 echo "== add_subdirectory (a parent that exports its own targets)"
 quiet cmake -S "$source_dir/tests/consumers/add_subdirectory" -B "$work/add_subdirectory" \
@@ -87,4 +110,4 @@ shared_pc="$(dirname "$(find "$work/shared_prefix" -name npyguard.pc | head -n 1
 cc -std=c99 -Wall -Wextra -Werror "$source_dir/tests/consumers/main.c" -o "$work/c_shared_consumer" \
   $(PKG_CONFIG_PATH="$shared_pc" pkg-config --cflags --libs npyguard)
 LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$shared_pc" pkg-config --variable=libdir npyguard)" "$work/c_shared_consumer"
-echo "consumers: 7 passed, 0 failed"
+echo "consumers: 8 passed, 0 failed"
