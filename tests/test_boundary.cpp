@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "npyguard/npyguard.hpp"
 #include "tests/ra_support.hpp"
@@ -214,4 +216,37 @@ TEST_CASE("validate_fd (.npy) reads a regular file by offset: the header only, t
   require_ok(boundary.npy);
   CHECK(::lseek(fd, 0, SEEK_CUR) == 7);
   ::close(fd);
+}
+
+TEST_CASE("validate_input: a cancel flag set by another thread stops a wait and every read", "[boundary]") {
+  scratch_dir dir;
+  std::atomic<bool> cancel{false};
+  input_request request;
+  request.cancel = &cancel;
+  SECTION("a FIFO without a writer and without a timeout") {
+    const std::string fifo = dir.file("f.npy");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      cancel = true;
+    });
+    const auto checked =
+        within(std::chrono::seconds(20), [&] { return npyguard::validate_input(fifo.c_str(), {}, request); });
+    canceller.join();
+    CHECK(checked.kind == input_kind::fifo);
+    require_error(checked.npy, error_code::io_error, std::nullopt);
+    CHECK(checked.npy.failure().message.find("canceled") != std::string::npos);
+    ::unlink(fifo.c_str());
+  }
+  SECTION("a regular file: the first read after the flag") {
+    cancel = true;
+    const auto checked = npyguard::validate_input(dir.write("a.npz", zip_bytes()).c_str(), {}, request);
+    CHECK(checked.format == file_format::npz);
+    require_error(checked.npz, error_code::io_error, std::nullopt);
+    CHECK(checked.npz.failure().message.find("canceled") != std::string::npos);
+  }
+  SECTION("unset, it changes nothing") {
+    const auto checked = npyguard::validate_input(dir.write("a.npz", zip_bytes()).c_str(), {}, request);
+    require_ok(checked.npz);
+  }
 }

@@ -9,6 +9,7 @@
 #ifndef NPYGUARD_INPUT_HPP
 #define NPYGUARD_INPUT_HPP
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -54,6 +55,11 @@ struct input_request {
   // directory (npz::validate_stream_spooled; "" for $TMPDIR or /tmp) rather
   // than held in memory (npz::validate_stream). Null: in memory.
   const char* spool_directory = nullptr;
+  // Set by another thread to stop the call: every read of the input, and a
+  // wait for a stream's bytes within about 50 ms, then answers io_error
+  // ("Operation canceled"). Null: the call runs to its verdict. (Python sets
+  // it when Ctrl-C arrives.)
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The verdict on one input. `format` says which of the three holds it; the

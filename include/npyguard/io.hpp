@@ -3,6 +3,7 @@
 #ifndef NPYGUARD_IO_HPP
 #define NPYGUARD_IO_HPP
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -30,10 +31,14 @@ public:
 // before each read (a FIFO opened without blocking reads as ended until a
 // writer comes, so the waiting happens in poll). `timeout_ms` (0: no limit)
 // bounds all reads together from construction; past it a read answers
-// -ETIMEDOUT. The descriptor is neither closed nor rewound.
+// -ETIMEDOUT. With `cancel`, a set flag makes the next read, or a wait in
+// progress within about 50 ms, answer -ECANCELED (the waiting is then done
+// in slices of 50 ms; Python's Ctrl-C sets such a flag). The descriptor is
+// neither closed nor rewound.
 class NPYGUARD_API fd_byte_source final : public byte_source {
 public:
   explicit fd_byte_source(int fd, std::uint32_t timeout_ms = 0) noexcept;
+  fd_byte_source(int fd, std::uint32_t timeout_ms, const std::atomic<bool>* cancel) noexcept;
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override;
 
 private:
@@ -43,6 +48,7 @@ private:
   bool timed_;
   bool poll_first_ = false;
   std::chrono::steady_clock::time_point deadline_;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 // An input of known size that can be read at any offset: a file, a memory

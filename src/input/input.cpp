@@ -52,7 +52,8 @@ void set_failure(input_result& out, const error& failure) {
 // format, and hold a typical .npy header) and served again from memory.
 class head_cached_source final : public random_access_source {
 public:
-  head_cached_source(int fd, std::uint64_t size) noexcept : fd_(fd), size_(size) {}
+  head_cached_source(int fd, std::uint64_t size, const std::atomic<bool>* cancel) noexcept
+      : fd_(fd), size_(size), cancel_(cancel) {}
 
   // Reads the first bytes: 0, or minus an errno value.
   std::ptrdiff_t read_head() noexcept {
@@ -67,6 +68,7 @@ public:
 
   [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
   std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) return -ECANCELED;
     if (offset <= head_size_ && size <= head_size_ - offset) {
       std::memcpy(buffer, head_ + offset, size);
       return static_cast<std::ptrdiff_t>(size);
@@ -77,6 +79,7 @@ public:
 private:
   int fd_;
   std::uint64_t size_;
+  const std::atomic<bool>* cancel_;
   unsigned char head_[4096] = {};
   std::size_t head_size_ = 0;
 };
@@ -85,8 +88,8 @@ private:
 // the caller wants an error's context.
 class recording_source final : public byte_source {
 public:
-  recording_source(int fd, std::uint32_t timeout_ms, bool record) noexcept
-      : source_(fd, timeout_ms), record_(record) {}
+  recording_source(int fd, std::uint32_t timeout_ms, const std::atomic<bool>* cancel, bool record) noexcept
+      : source_(fd, timeout_ms, cancel), record_(record) {}
 
   std::ptrdiff_t read(void* buffer, std::size_t size) noexcept override {
     const std::ptrdiff_t n = source_.read(buffer, size);
@@ -127,7 +130,7 @@ void keep_context(input_result& out, std::string bytes, std::uint64_t begin, std
 
 void validate_regular(int fd, std::uint64_t size, const options& opts, const input_request& request,
                       std::string_view name, input_result& out) {
-  head_cached_source source(fd, size);
+  head_cached_source source(fd, size, request.cancel);
   if (const std::ptrdiff_t failed = source.read_head(); failed < 0) {
     set_failure(out, detail::read_error_from(failed));
     return;
@@ -149,7 +152,7 @@ void validate_regular(int fd, std::uint64_t size, const options& opts, const inp
 
 void validate_sequential(int fd, const options& opts, const input_request& request, std::string_view name,
                          input_result& out) {
-  recording_source recorded(fd, opts.timeout_ms, request.context != 0);
+  recording_source recorded(fd, opts.timeout_ms, request.cancel, request.context != 0);
   peeked_source source(recorded);
   source.peek();
   out.format = request.format ? *request.format : detect_format(source.head(), source.head_size(), name);

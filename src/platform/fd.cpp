@@ -94,15 +94,20 @@ unique_fd create_unlinked_file(const std::string& directory) {
 
 // The public descriptor reader (npyguard/io.hpp).
 fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms) noexcept
+    : fd_byte_source(fd, timeout_ms, nullptr) {}
+
+fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms, const std::atomic<bool>* cancel) noexcept
     : fd_(fd),
       timed_(timeout_ms != 0),
-      deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {
+      deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)),
+      cancel_(cancel) {
   const int flags = ::fcntl(fd, F_GETFL);
-  poll_first_ = timed_ || (flags >= 0 && (flags & O_NONBLOCK) != 0);
+  poll_first_ = timed_ || cancel != nullptr || (flags >= 0 && (flags & O_NONBLOCK) != 0);
 }
 
 std::ptrdiff_t fd_byte_source::read(void* buffer, std::size_t size) noexcept {
   for (;;) {
+    if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) return -ECANCELED;
     if (poll_first_ && !wait_readable()) return -errno;
     const ssize_t n = ::read(fd_, buffer, size);
     if (n >= 0) return n;
@@ -115,15 +120,21 @@ std::ptrdiff_t fd_byte_source::read(void* buffer, std::size_t size) noexcept {
 // True when a read will not block (data, the end of the input or an error
 // to report); false with errno set on a poll error or ETIMEDOUT.
 bool fd_byte_source::wait_readable() noexcept {
+  constexpr int cancel_slice_ms = 50;
   for (;;) {
-    int wait_ms = -1;
+    if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
+      errno = ECANCELED;
+      return false;
+    }
+    int wait_ms = cancel_ != nullptr ? cancel_slice_ms : -1;
     if (timed_) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         errno = ETIMEDOUT;
         return false;
       }
-      wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), 1 << 30));
+      const auto limit = cancel_ != nullptr ? cancel_slice_ms : 1 << 30;
+      wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), limit));
     }
     pollfd entry{fd_, POLLIN, 0};
     const int ready = ::poll(&entry, 1, wait_ms);
