@@ -157,7 +157,14 @@ void same_error(const npyguard_result* c, const error& cpp) {
   const npyguard_error* e = npyguard_result_error(c);
   NPYGUARD_FUZZ_CHECK(e != nullptr && e->code == static_cast<int>(cpp.code));
   NPYGUARD_FUZZ_CHECK(e->has_offset == (cpp.offset ? 1 : 0) && e->offset == cpp.offset.value_or(0));
-  NPYGUARD_FUZZ_CHECK(e->message != nullptr && cpp.message == e->message);
+  // The C message is the library's, with the option's C spelling after it
+  // when an option refused the input; the fields carry the same facts.
+  const std::string hint = cpp.option.empty() ? "" : " (npyguard_options." + std::string(cpp.option) + ")";
+  NPYGUARD_FUZZ_CHECK(e->message != nullptr && cpp.message + hint == e->message);
+  NPYGUARD_FUZZ_CHECK(cpp.option.empty() ? e->option == nullptr
+                                         : e->option != nullptr && cpp.option == std::string_view(e->option));
+  NPYGUARD_FUZZ_CHECK(e->has_limit == (cpp.limit ? 1 : 0) && e->limit == cpp.limit.value_or(0) &&
+                      e->actual == cpp.actual.value_or(0));
   NPYGUARD_FUZZ_CHECK(cpp.member ? e->member != nullptr && *cpp.member == std::string(e->member, e->member_length)
                                  : e->member == nullptr && e->member_length == 0);
   NPYGUARD_FUZZ_CHECK(e->has_member_offset == (cpp.member_offset ? 1 : 0));

@@ -254,6 +254,18 @@ typedef struct npyguard_error {
   /* The member name's length in bytes: a refused name may hold a NUL
    * (bad_member_name), which ends the C string early. */
   size_t member_length;
+  /* The npyguard_options field whose setting refused the input, spelled as
+   * in npyguard_options ("max_header_bytes", "allow_object", "timeout_ms",
+   * ...; static storage), or NULL when no setting can lift the error. The
+   * message then ends with " (npyguard_options.FIELD)". */
+  const char* option;
+  /* 1 when a numeric limit refused the input: `limit` is the limit in force
+   * and `actual` what the input had (for nesting and streams, which are
+   * read no further than the limit, limit + 1); both 0 when has_limit is 0.
+   * The table in include/npyguard/error.hpp says which for each option. */
+  int has_limit;
+  uint64_t limit;
+  uint64_t actual;
 } npyguard_error;
 
 NPYGUARD_C_API const npyguard_error* npyguard_result_error(const npyguard_result* result);

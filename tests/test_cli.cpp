@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -1050,23 +1051,49 @@ TEST_CASE("--json keeps names that are not UTF-8 apart: \\xNN in file, the bytes
   CHECK(base64_decoded(key_of(failed, "file_bytes")) == files.path(names[2]));
 }
 
-TEST_CASE("messages name the command's flags, not the library's options", "[cli]") {
+TEST_CASE("messages name the command's flags, built from the error's fields", "[cli]") {
   tree files;
   const std::string ok = golden + "scalar_lt_f8.npy";
+  const std::string weights = NPYGUARD_SOURCE_DIR "/examples/weights.npz";
+  const std::string image = NPYGUARD_SOURCE_DIR "/examples/image.ra";
   struct expectation {
     std::vector<std::string> arguments;
     const char* code;
     const char* flag;
+    const char* option;                 // --json's "option": the library's name
+    std::optional<std::uint64_t> limit; // and "limit"; "actual" is present with it
   };
   const std::vector<expectation> cases = {
-      {{NPYGUARD_SOURCE_DIR "/examples/polyglot.npy"}, "trailing_data", "use --allow-trailing-data"},
-      {{golden + "object_mixed.npy"}, "object_dtype", "use --allow-object"},
-      {{"--max-header-bytes", "64", ok}, "header_too_large", "--max-header-bytes (64)"},
-      {{"--max-data-bytes", "7", ok}, "data_too_large", "--max-data-bytes (7)"},
-      {{"--max-depth", "0", ok}, "depth_exceeded", "--max-depth"},
+      {{NPYGUARD_SOURCE_DIR "/examples/polyglot.npy"},
+       "trailing_data",
+       "(--allow-trailing-data)",
+       "allow_trailing_data",
+       std::nullopt},
+      {{golden + "object_mixed.npy"}, "object_dtype", "(--allow-object)", "allow_object", std::nullopt},
+      {{"--max-header-bytes", "64", ok},
+       "header_too_large",
+       "above the limit of 64 (--max-header-bytes)",
+       "max_header_bytes",
+       64},
+      {{"--max-data-bytes", "7", ok}, "data_too_large", "above the limit of 7 (--max-data-bytes)", "max_data_bytes", 7},
+      {{"--max-depth", "0", ok}, "depth_exceeded", "(--max-depth)", "max_depth", 0},
+      {{"--max-members", "1", weights}, "too_many_members", "(--max-members)", "max_members", 1},
+      {{"--max-total-bytes", "100", weights}, "total_size_exceeded", "(--max-total-bytes)", "max_total_bytes", 100},
+      {{"--max-ratio", "1", weights}, "ratio_exceeded", "(--max-ratio)", "max_ratio", 1},
+      {{"--no-ra-type5", "--ra-reject-metadata", image},
+       "trailing_data",
+       "(--ra-reject-metadata)",
+       "ra_reject_metadata",
+       std::nullopt},
+      {{"--max-ndim", "1", image}, "too_many_dimensions", "(--max-ndim)", "max_ndim", 1},
+      {{"--canonical", golden + "legacy_py2_long_suffix.npy"},
+       "not_canonical",
+       "(--canonical)",
+       "canonical",
+       std::nullopt},
   };
   for (const auto& item : cases) {
-    INFO(item.code);
+    INFO(item.code << " " << item.option);
     std::vector<std::string> text = {"check"};
     text.insert(text.end(), item.arguments.begin(), item.arguments.end());
     std::vector<std::string> json = {"check", "--json"};
@@ -1075,17 +1102,55 @@ TEST_CASE("messages name the command's flags, not the library's options", "[cli]
     CHECK(line.find(std::string(": ") + item.code + ": ") != std::string::npos);
     CHECK(line.find(item.flag) != std::string::npos);
     const auto report = nlohmann::json::parse(lines_of(run_full(json).out).at(0));
-    CHECK(report["error"]["code"] == item.code);
-    const std::string message = report["error"]["message"].get<std::string>();
+    const auto& error = report["error"];
+    CHECK(error["code"] == item.code);
+    const std::string message = error["message"].get<std::string>();
     CHECK(message.find(item.flag) != std::string::npos);
-    for (const char* library : {"set ", "allow_", "limits.", "max_"}) CHECK(message.find(library) == std::string::npos);
+    for (const char* library : {"set ", "allow_", "limits.", "max_", "ra_"})
+      CHECK(message.find(library) == std::string::npos);
+    CHECK(error["option"] == item.option);
+    if (item.limit) {
+      CHECK(error["limit"] == *item.limit);
+      CHECK(error["actual"].is_number_unsigned());
+      CHECK(error["actual"].get<std::uint64_t>() > *item.limit);
+    } else {
+      CHECK(error["limit"].is_null());
+      CHECK(error["actual"].is_null());
+    }
   }
-  // A name in the header that looks like an option stays as it is.
+  // RawArray element type 5 (one bool) under --no-ra-type5.
+  std::string type5("rawarray", 8);
+  for (const std::uint64_t field : {0u, 5u, 1u, 1u, 1u, 1u}) {
+    for (int i = 0; i < 8; ++i) type5.push_back(static_cast<char>((field >> (8 * i)) & 0xFF));
+  }
+  type5.push_back('\1');
+  write_bytes(files.path("bool.ra"), type5);
+  const std::string refused = run_full({"check", "--no-ra-type5", files.path("bool.ra")}).out;
+  CHECK(refused.find(":16: unknown_element_type: ") != std::string::npos);
+  CHECK(refused.find("(--no-ra-type5)") != std::string::npos);
+  const auto type5_json =
+      nlohmann::json::parse(lines_of(run_full({"check", "--json", "--no-ra-type5", files.path("bool.ra")}).out).at(0));
+  CHECK(type5_json["error"]["option"] == "ra_allow_type5");
+  CHECK(run_full({"check", files.path("bool.ra")}).status == 0);
+  // The numbers of one case in full.
+  const auto header = nlohmann::json::parse(run_full({"check", "--json", "--max-header-bytes", "64", ok}).out);
+  CHECK(header["error"]["limit"] == 64);
+  CHECK(header["error"]["actual"] == 118);
+  CHECK(header["error"]["offset"] == 8);
+  // An error no option lifts: the keys are there, null.
   write_bytes(files.path("key.npy"),
               padded_file("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'set allow_object': 1}"));
   const auto report = nlohmann::json::parse(run_full({"check", "--json", files.path("key.npy")}).out);
   CHECK(report["error"]["code"] == "unknown_key");
+  CHECK(report["error"]["option"].is_null());
+  CHECK(report["error"]["limit"].is_null());
+  CHECK(report["error"]["actual"].is_null());
+  // A name in the header that looks like an option stays as it is.
   CHECK(report["error"]["message"].get<std::string>().find("'set allow_object'") != std::string::npos);
+  // The error object's keys, in order.
+  std::vector<std::string> keys;
+  for (const auto& entry : report["error"].items()) keys.push_back(entry.key());
+  CHECK(keys == std::vector<std::string>{"actual", "code", "limit", "message", "offset", "option"});
 }
 
 TEST_CASE("--json gives numpy's dtype.str and dtype.kind; inspect keeps dtype as the tree", "[cli][json]") {
@@ -1227,7 +1292,9 @@ TEST_CASE("a FIFO named as FILE waits at most --timeout; -r reports special file
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
   const auto report = nlohmann::json::parse(slurp(files.path("out")));
   CHECK(report["error"]["code"] == "io_error");
-  CHECK(report["error"]["message"].get<std::string>().find("--timeout") != std::string::npos);
+  CHECK(report["error"]["message"].get<std::string>().find("(--timeout)") != std::string::npos);
+  CHECK(report["error"]["option"] == "timeout_ms");
+  CHECK(report["error"]["limit"].is_null());
   const std::string inspect_fifo = "timeout 60 " + shell_quoted(NPYGUARD_TOOL_PATH) + " inspect --timeout 1 " +
                                    shell_quoted(files.path("pipe.npy")) + " > /dev/null";
   const int inspected = std::system(inspect_fifo.c_str());
@@ -1432,7 +1499,19 @@ TEST_CASE("formats: detected by magic, forced by --format, -r takes *.npz, stand
       run_full({"check", "--max-stream-bytes", "100", "-"}, NPYGUARD_SOURCE_DIR "/examples/weights.npz");
   CHECK(limited.status == 2);
   CHECK(limited.out.find("io_error") != std::string::npos);
-  CHECK(limited.out.find("--max-stream-bytes") != std::string::npos);
+  CHECK(limited.out.find("(--max-stream-bytes)") != std::string::npos);
+  // Through a pipe, so that standard input is a stream whatever the
+  // command makes of a regular file there.
+  const std::string piped_json = "cat " + shell_quoted(NPYGUARD_SOURCE_DIR "/examples/weights.npz") + " | " +
+                                 shell_quoted(NPYGUARD_TOOL_PATH) + " check --json --max-stream-bytes 100 - > " +
+                                 shell_quoted(files.path("stream.json"));
+  CHECK(std::system(piped_json.c_str()) != 0);
+  const auto stream = nlohmann::json::parse(slurp(files.path("stream.json")));
+  CHECK(stream["error"]["code"] == "io_error");
+  CHECK(stream["error"]["option"] == "max_stream_bytes");
+  CHECK(stream["error"]["limit"] == 100);
+  CHECK(stream["error"]["actual"] == 101);
+  CHECK(stream["error"]["message"].get<std::string>().find("(--max-stream-bytes)") != std::string::npos);
 }
 
 TEST_CASE("a name is a claim: judged by the format it names alone, given or under -r (SPEC.md 9)", "[cli][npz]") {

@@ -617,7 +617,7 @@ TEST_CASE("phase F: every member is a valid .npy", "[npz][members]") {
     const std::uint64_t third = offset_of(three, "(") + 1 + 2 * 3;
     require_error(check_zip(small.bytes, opts), error_code::too_many_dimensions, small.entries[0].data + third, "a.npy",
                   third);
-    CHECK(check_zip(small.bytes, opts).failure().message.find("(limits.max_ndim)") != std::string::npos);
+    CHECK(check_zip(small.bytes, opts).failure().option == "max_ndim");
   }
   SECTION("a member header above the limit") {
     npyguard::options opts;

@@ -105,11 +105,46 @@ struct error {
   // uncompressed bytes (`offset` is then the archive offset: the byte itself
   // for stored members, the member's data start for deflated ones).
   std::optional<std::uint64_t> member_offset{};
+  // Errors that an option or limit decided (the input passes the format's
+  // own rules but not the caller's settings): the field of npyguard::limits
+  // or npyguard::options, spelled as it is there ("max_header_bytes",
+  // "allow_object"; the names are unique across both structs). Empty for
+  // errors that no setting can lift. The view is of static storage and
+  // NUL-terminated. `message` never names an option in any interface's
+  // spelling: each interface words its own hint from these fields (the
+  // command its flag, the C API the npyguard_options field, Python the
+  // keyword), so a C++ caller that shows `message` adds the option itself.
+  //   option               code                 limit, actual
+  //   max_header_bytes     header_too_large     the limit; HEADER_LEN (.npz: the
+  //                                             archive's unpaid header bytes)
+  //   max_depth            depth_exceeded       the limit (at most hard_max_depth);
+  //                                             limit + 1 (parsing stops there)
+  //   max_ndim             too_many_dimensions  the limit; the dimensions declared
+  //                                             (RawArray: counted at most 2^20)
+  //   max_data_bytes       data_too_large       the limit; nbytes
+  //   max_members          too_many_members     the limit; the entries declared
+  //   max_total_bytes      total_size_exceeded  the limit; the declared sizes up to
+  //                                             this member (2^64-1 past that)
+  //   max_ratio            ratio_exceeded       the limit; the declared ratio rounded
+  //                                             up (2^64-1 for 0 compressed bytes)
+  //   max_stream_bytes,    io_error             the most a stream may hold (with
+  //   max_total_bytes                           max_total_bytes: plus 64 MiB, as
+  //                                             stream_limit says); limit + 1
+  //   timeout_ms           io_error             none
+  //   allow_object         object_dtype         none
+  //   allow_trailing_data  trailing_data        none
+  //   canonical            not_canonical        none
+  //   ra_allow_type5       unknown_element_type none (type 5 with the option off)
+  //   ra_reject_metadata   trailing_data        none
+  std::string_view option{};
+  // The limit in force and the value the input had, both set or both empty.
+  std::optional<std::uint64_t> limit{};
+  std::optional<std::uint64_t> actual{};
 };
 
 inline bool operator==(const error& a, const error& b) noexcept {
   return a.code == b.code && a.offset == b.offset && a.message == b.message && a.member == b.member &&
-         a.member_offset == b.member_offset;
+         a.member_offset == b.member_offset && a.option == b.option && a.limit == b.limit && a.actual == b.actual;
 }
 inline bool operator!=(const error& a, const error& b) noexcept { return !(a == b); }
 

@@ -7,6 +7,10 @@
     except npyguard.NpyguardError as e:              # a ValueError: e.code, e.offset
         reject(f"{e.code} at {e.offset}: {e.message}")
 
+An error that a keyword decided (a limit, allow_object, ...) names it:
+e.option is the library's name ("max_header_bytes"), e.limit and e.actual the
+numbers where there are some, and e.message ends with the keyword.
+
 check* functions read the header (and the size) only and return the model;
 load* functions return numpy arrays equal to np.load's, viewing the validated
 bytes in place where they can (always read-only), and never unpickle anything.

@@ -69,9 +69,11 @@ py::str decode(const std::string& text) { return py::reinterpret_borrow<py::str>
 void translate(const rejection& r) {
   const npyguard::error& e = r.failure;
   const py::object factory = py::module_::import("npyguard._errors").attr("from_native");
+  const py::object option = e.option.empty() ? py::object(py::none()) : py::object(py::str(std::string(e.option)));
   const py::object exception =
       factory(std::string(npyguard::error_code_name(e.code)), static_cast<int>(e.code), optional_int(e.offset),
-              decode(e.message), optional_str(e.member), optional_int(e.member_offset));
+              decode(e.message), optional_str(e.member), optional_int(e.member_offset), option, optional_int(e.limit),
+              optional_int(e.actual));
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exception.ptr())), exception.ptr());
 }
 

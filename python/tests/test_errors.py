@@ -129,3 +129,95 @@ def test_every_code_is_covered(npz_archives, ra_files):
     for name, value in npyguard.ERROR_CODES.items():
         assert f"NPYGUARD_E_{name.upper()} = {value}," in c_api
         assert f'.BR \\%{name} " ({value})"' in manual, f"man/npyguard.1 does not list {name} ({value})"
+
+
+def _npz(members, method=0):
+    """An .npz of `members` ({name: .npy bytes}), stored (0) or deflated (8)."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED if method else zipfile.ZIP_STORED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+def _ra(eltype=3, elbyte=8, dims=(2, 3), metadata=b""):
+    import struct
+
+    size = elbyte
+    for d in dims:
+        size *= d
+    header = b"rawarray" + struct.pack("<5Q", 0, eltype, elbyte, size, len(dims)) + struct.pack(f"<{len(dims)}Q", *dims)
+    return header + bytes(size) + metadata
+
+
+def structured_cases():
+    """(call, data, options, code, offset, option, keyword, limit, actual) for each option
+    and limit the package's keywords set."""
+    good = npy_bytes(GOOD, bytes(8))
+    header_len = int.from_bytes(good[8:10], "little")
+    deep = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': ((((1,),),),), }")
+    dims = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2), }", bytes(8))
+    obj = npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", bytes(8))
+    spaced = npy_bytes("{'descr':  '<f4', 'fortran_order': False, 'shape': (2,), }", bytes(8))
+    two = _npz({"a.npy": good, "b.npy": good})
+    eocd = len(two) - 22
+    return [
+        (npyguard.check, good, {"max_header_bytes": 64}, "header_too_large", 8, "max_header_bytes",
+         "max_header_bytes", 64, header_len),
+        (npyguard.check, deep, {"max_depth": 2}, "depth_exceeded", at(deep, "((((") + 2, "max_depth", "max_depth", 2, 3),
+        (npyguard.check, dims, {"max_ndim": 2}, "too_many_dimensions", at(dims, "2)"), "max_ndim", "max_ndim", 2, 3),
+        (npyguard.check, good, {"max_data_bytes": 7}, "data_too_large", at(good, "(2,)"), "max_data_bytes",
+         "max_data_bytes", 7, 8),
+        (npyguard.check, obj, {}, "object_dtype", at(obj, "'|O'"), "allow_object", "allow_object", None, None),
+        (npyguard.check, good + b"x", {}, "trailing_data", len(good), "allow_trailing_data", "allow_trailing_data",
+         None, None),
+        (npyguard.check, spaced, {"canonical": True}, "not_canonical", at(spaced, " '<f4'"), "canonical", "canonical",
+         None, None),
+        (npyguard.check_npz, two, {"max_members": 1}, "too_many_members", eocd + 10, "max_members", "max_members", 1,
+         2),
+        (npyguard.check_npz, two, {"max_total_bytes": 2 * len(good) - 1}, "total_size_exceeded", None,
+         "max_total_bytes", "max_total_bytes", 2 * len(good) - 1, 2 * len(good)),
+        (npyguard.check_ra, _ra(dims=(1, 1, 1)), {"max_ndim": 2}, "too_many_dimensions", 40, "max_ndim", "max_ndim", 2,
+         3),
+        (npyguard.check_ra, _ra(), {"max_data_bytes": 47}, "data_too_large", 32, "max_data_bytes", "max_data_bytes",
+         47, 48),
+        (npyguard.check_ra, _ra(eltype=5, elbyte=1), {"allow_type5": False}, "unknown_element_type", 16,
+         "ra_allow_type5", "allow_type5", None, None),
+        (npyguard.check_ra, _ra(metadata=b"meta"), {"reject_metadata": True}, "trailing_data", 48 + 16 + 48,
+         "ra_reject_metadata", "reject_metadata", None, None),
+    ]
+
+
+@pytest.mark.parametrize("case", structured_cases(), ids=[f"{c[3]}-{c[5]}" for c in structured_cases()])
+def test_errors_name_the_option_and_numbers(case):
+    call, data, options, code, offset, option, keyword, limit, actual = case
+    with pytest.raises(npyguard.NpyguardError) as refused:
+        call(data, **options)
+    e = refused.value
+    assert (e.code, e.option, e.limit, e.actual) == (code, option, limit, actual), e
+    if offset is not None:
+        assert e.offset == offset
+    assert e.message.endswith(f" ({keyword}=)")
+    assert "limits." not in e.message and "--" not in e.message
+    again = pickle.loads(pickle.dumps(e))
+    assert (again.option, again.limit, again.actual, again.message) == (e.option, e.limit, e.actual, e.message)
+
+
+def test_ratio_names_max_ratio():
+    data = _npz({"a.npy": npy_bytes(GOOD, bytes(4096))}, method=8)
+    with pytest.raises(npyguard.NpyguardError) as refused:
+        npyguard.check_npz(data, max_ratio=1)
+    e = refused.value
+    assert (e.code, e.option, e.limit, e.member) == ("ratio_exceeded", "max_ratio", 1, "a.npy")
+    assert e.actual > 1 and e.message.endswith(" (max_ratio=)")
+
+
+def test_errors_no_keyword_lifts_have_no_option():
+    with pytest.raises(npyguard.NpyguardError) as refused:
+        npyguard.check(b"\x93NUMPZ" + npy_bytes(GOOD, bytes(8))[6:])
+    e = refused.value
+    assert (e.code, e.option, e.limit, e.actual) == ("bad_magic", None, None, None)
+    assert not e.message.endswith("=)")

@@ -8,17 +8,17 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
 #include "npyguard/detect.hpp"
+#include "npyguard/input.hpp"
 #include "npyguard/npy/descr.hpp"
 #include "npyguard/npy/validate.hpp"
 #include "npyguard/npz/validate.hpp"
@@ -133,7 +133,8 @@ namespace {
 using npyguard::error;
 using npyguard::error_code;
 
-const npyguard_error no_memory = {NPYGUARD_E_OUT_OF_MEMORY, 0, 0, "out of memory for the result", nullptr, 0, 0, 0};
+const npyguard_error no_memory = {
+    NPYGUARD_E_OUT_OF_MEMORY, 0, 0, "out of memory for the result", nullptr, 0, 0, 0, nullptr, 0, 0, 0};
 
 error invalid(std::string message) { return error{error_code::invalid_argument, std::nullopt, std::move(message)}; }
 
@@ -241,10 +242,35 @@ bool known_format(npyguard_format format) noexcept {
          format == NPYGUARD_FORMAT_RA;
 }
 
-// Points the C error at the C++ one (both live in `result`).
+// The npyguard_options fields an error may name: the library's names
+// (npyguard::options, npyguard::limits), which the C struct spells alike.
+// Static strings, so the C error may point at them.
+constexpr const char* c_option_names[] = {
+    "max_header_bytes", "max_depth",      "max_ndim",           "timeout_ms",    "max_data_bytes",      "max_members",
+    "max_total_bytes",  "max_ratio",      "max_stream_bytes",   "allow_object",  "allow_trailing_data", "canonical",
+    "verify",           "ra_allow_type5", "ra_reject_metadata", "minimal_reads",
+};
+
+// The npyguard_options field named `option`; NULL for none (or a name this
+// table lacks, which the C tests rule out).
+const char* c_option_name(std::string_view option) noexcept {
+  if (option.empty()) return nullptr;
+  for (const char* name : c_option_names) {
+    if (option == name) return name;
+  }
+  return nullptr;
+}
+
+// Points the C error at the C++ one (both live in `result`); the message
+// names the npyguard_options field that refused the input.
 void publish_error(npyguard_result& result) {
-  const error& failure = *result.failure;
+  error& failure = *result.failure;
   npyguard_error& out = result.c_error;
+  out.option = c_option_name(failure.option);
+  if (out.option != nullptr) failure.message += std::string(" (npyguard_options.") + out.option + ")";
+  out.has_limit = failure.limit.has_value() ? 1 : 0;
+  out.limit = failure.limit.value_or(0);
+  out.actual = failure.actual.value_or(0);
   out.code = static_cast<int>(failure.code);
   out.has_offset = failure.offset.has_value() ? 1 : 0;
   out.offset = failure.offset.value_or(0);
@@ -347,6 +373,23 @@ std::size_t copy_out(const std::string& text, char* buffer, std::size_t size) no
   return text.size();
 }
 
+// A verdict of the input boundary (npyguard/input.hpp) in the result.
+void store_input(npyguard_result& result, npyguard::input_result checked) {
+  result.format = c_format(checked.format);
+  switch (checked.format) {
+    case npyguard::file_format::npz: store(result, std::move(checked.npz)); return;
+    case npyguard::file_format::ra: store(result, std::move(checked.ra)); return;
+    case npyguard::file_format::npy: break;
+  }
+  store(result, std::move(checked.npy));
+}
+
+npyguard::input_request request_for(npyguard_format format) {
+  npyguard::input_request request;
+  if (format != NPYGUARD_FORMAT_DETECT) request.format = static_cast<npyguard::file_format>(format);
+  return request;
+}
+
 } // namespace
 
 extern "C" {
@@ -403,25 +446,10 @@ npyguard_result* npyguard_check_buffer(npyguard_format format, const void* data,
 npyguard_result* npyguard_check_file(npyguard_format format, const char* path, const npyguard_options* opts) {
   return make_result(format, opts, [&](npyguard_result& result, const npyguard::options& cpp) {
     if (path == nullptr) return store_error(result, invalid("path is NULL"));
-    npyguard_format chosen = format;
-    if (format == NPYGUARD_FORMAT_DETECT) {
-      // The first bytes of a regular file (one open here, one to validate:
-      // a file replaced in between is validated as what it is then). Other
-      // paths go by their name alone: a FIFO cannot be read twice.
-      unsigned char head[npyguard::detect_bytes] = {};
-      std::size_t got = 0;
-      std::error_code ignored;
-      if (std::filesystem::is_regular_file(path, ignored)) {
-        std::ifstream in(path, std::ios::binary);
-        in.read(reinterpret_cast<char*>(head), sizeof head);
-        got = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
-      }
-      chosen = c_format(npyguard::detect_format(head, got, path));
-    }
-    dispatch(
-        result, chosen, cpp, [&](const npyguard::options& o) { return npyguard::validate_file(path, o); },
-        [&](const npyguard::options& o) { return npyguard::npz::validate_file(path, o); },
-        [&](const npyguard::options& o) { return npyguard::ra::validate_file(path, o); });
+    // The boundary: one open without blocking, fstat of that descriptor,
+    // and with DETECT the format of SPEC.md section 9 (the name's claim,
+    // else the first bytes, read from the same descriptor).
+    store_input(result, npyguard::validate_input(path, cpp, request_for(format)));
   });
 }
 
@@ -430,10 +458,7 @@ npyguard_result* npyguard_check_fd(npyguard_format format, int fd, const npyguar
     if (format == NPYGUARD_FORMAT_DETECT) {
       return store_error(result, invalid("npyguard_check_fd needs the format: NPYGUARD_FORMAT_NPY, _NPZ or _RA"));
     }
-    dispatch(
-        result, format, cpp, [&](const npyguard::options& o) { return npyguard::validate_fd(fd, o); },
-        [&](const npyguard::options& o) { return npyguard::npz::validate_fd(fd, o); },
-        [&](const npyguard::options& o) { return npyguard::ra::validate_fd(fd, o); });
+    store_input(result, npyguard::validate_input_fd(fd, cpp, request_for(format)));
   });
 }
 

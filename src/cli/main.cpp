@@ -38,7 +38,9 @@ int run(int argc, char** argv) {
                   "One JSON object per line per file: file (file_bytes too when the name is not UTF-8), valid, and "
                   "version, shape, fortran_order, descr (numpy's repr of dtype_to_descr), dtype (numpy's dtype.str, "
                   "null for a struct), kind (numpy's dtype.kind), itemsize, header_length, data_offset, "
-                  "data_alignment, count, nbytes, data_is_pickle; or error {code, offset, message}. With format "
+                  "data_alignment, count, nbytes, data_is_pickle; or error {actual, code, limit, message, offset, "
+                  "option} (option: the library's name of the option or limit that refused the file, with its "
+                  "limit and the actual value; null where none applies). With format "
                   "npz: members [...]; with format ra: flags, big_endian, eltype, elbyte, type_name, ndims, dims, "
                   "count, data_offset, data_length, metadata_offset, metadata_length");
   check->add_flag("-q,--quiet", settings.quiet,

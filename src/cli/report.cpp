@@ -89,6 +89,16 @@ void append_struct(std::string& out, const npyguard::dtype& type, const std::str
   if (type.itemsize > cursor) append_padding(out, indent, cursor, type.itemsize - cursor);
 }
 
+// A library message as the command says it: the library's words (which
+// name no option) and, when an option or limit refused the input, its flag
+// in parentheses: "... above the limit of 64 (--max-header-bytes)". Built
+// from the error's fields; the library's text is never edited.
+std::string command_message(const npyguard::error& failure) {
+  const std::string_view flag = flag_of(failure.option);
+  if (flag.empty()) return failure.message;
+  return failure.message + " (" + std::string(flag) + ")";
+}
+
 // "FILE:OFFSET: CODE: message" with the member's path and offset inside it
 // when the error has them (SPEC-npz.md section 13).
 std::string error_line(const std::string& file, const npyguard::error& failure) {
@@ -100,7 +110,7 @@ std::string error_line(const std::string& file, const npyguard::error& failure) 
   }
   line += " " + std::string(npyguard::error_code_name(failure.code)) + ": ";
   if (failure.member && !failure.member_offset) line += "member " + quoted(*failure.member) + ": ";
-  return line + escaped(command_message(failure.message), shown_as::escaped_text);
+  return line + escaped(command_message(failure), shown_as::escaped_text);
 }
 
 } // namespace
@@ -332,20 +342,37 @@ void write_file_keys(json_writer& out, const std::string& file) {
   }
 }
 
-// A rejection: error {code, message, offset}, file, format, member and
-// member_offset when they apply, valid false.
+void optional_number(json_writer& out, const std::optional<std::uint64_t>& value) {
+  if (value) {
+    out.number(*value);
+  } else {
+    out.null();
+  }
+}
+
+// A rejection: error {actual, code, limit, message, offset, option}, file,
+// format, member and member_offset when they apply, valid false. The
+// error's keys are always there, null where they do not apply; "option" is
+// the library's name of the option or limit that refused the input (the
+// message names its flag).
 void write_rejection(json_writer& out, const std::string& file, const char* format, const npyguard::error& failure) {
   out.key("error");
   out.begin_object();
+  out.key("actual");
+  optional_number(out, failure.actual);
   out.key("code");
   out.string(npyguard::error_code_name(failure.code));
+  out.key("limit");
+  optional_number(out, failure.limit);
   out.key("message");
-  out.string(command_message(failure.message));
+  out.string(command_message(failure));
   out.key("offset");
-  if (failure.offset) {
-    out.number(*failure.offset);
-  } else {
+  optional_number(out, failure.offset);
+  out.key("option");
+  if (failure.option.empty()) {
     out.null();
+  } else {
+    out.string(failure.option);
   }
   out.end_object();
   write_file_keys(out, file);

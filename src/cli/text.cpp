@@ -18,57 +18,31 @@ void append_code_point(std::string& out, char32_t code_point) {
   for (int shift = 12; shift >= 0; shift -= 4) out += hex_digits[(code_point >> shift) & 0xF];
 }
 
-bool is_word_byte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// The library's names for what the command's flags set: ONE table, used
-// for every message the command prints. Longer names come before the ends
-// of them. The library's messages say, as of src/npy/ (data_size,
-// framing, parse, model_builder) and src/core/io_error.cpp: "(set
-// allow_trailing_data to accept them)", "(set allow_object to accept it;
-// ...)", "(set timeout_ms to wait longer)", "above limits.max_header_bytes
-// (N)", "nested deeper than limits.max_depth", "above
-// limits.max_data_bytes (N)"; the other spellings are there for messages
-// that name an option in the same ways.
+// The command's flag for each option the library's errors name
+// (npyguard::error::option, spelled as in npyguard::options and
+// npyguard::limits): ONE table, used for every message the command prints.
+// ra_allow_type5 refuses only when it is off, which --no-ra-type5 does.
 struct flag_name {
-  std::string_view library;
-  std::string_view command;
+  std::string_view option;
+  std::string_view flag;
 };
 constexpr flag_name flag_names[] = {
-    {"allow_trailing_data", "--allow-trailing-data"},
-    {"allow_object", "--allow-object"},
-    {"limits.max_header_bytes", "--max-header-bytes"},
-    {"limits.max_data_bytes", "--max-data-bytes"},
-    {"limits.max_depth", "--max-depth"},
-    {"limits.max_ndim", "--max-ndim"},
     {"max_header_bytes", "--max-header-bytes"},
-    {"max_data_bytes", "--max-data-bytes"},
     {"max_depth", "--max-depth"},
     {"max_ndim", "--max-ndim"},
-    {"ra_allow_type5 off", "--no-ra-type5"},
-    {"ra_reject_metadata", "--ra-reject-metadata"},
-    {"options::timeout_ms", "--timeout"},
-    {"options.timeout_ms", "--timeout"},
+    {"max_data_bytes", "--max-data-bytes"},
+    {"max_members", "--max-members"},
+    {"max_total_bytes", "--max-total-bytes"},
+    {"max_ratio", "--max-ratio"},
+    {"max_stream_bytes", "--max-stream-bytes"},
     {"timeout_ms", "--timeout"},
+    {"allow_object", "--allow-object"},
+    {"allow_trailing_data", "--allow-trailing-data"},
+    {"canonical", "--canonical"},
+    {"verify", "--verify"},
+    {"ra_allow_type5", "--no-ra-type5"},
+    {"ra_reject_metadata", "--ra-reject-metadata"},
 };
-
-// "set " before a name: the library's caller sets a field, the command's
-// user gives a flag.
-constexpr std::string_view library_verb = "set ";
-constexpr std::string_view command_verb = "use ";
-
-// The table's name at the start of `text`, ending there as a word; null
-// when there is none.
-const flag_name* name_at(std::string_view text) {
-  for (const flag_name& name : flag_names) {
-    if (text.substr(0, name.library.size()) == name.library &&
-        (text.size() == name.library.size() || !is_word_byte(text[name.library.size()]))) {
-      return &name;
-    }
-  }
-  return nullptr;
-}
 
 } // namespace
 
@@ -104,48 +78,11 @@ std::string escaped(std::string_view text, shown_as how) {
   return out;
 }
 
-std::string command_message(std::string_view message) {
-  std::string out;
-  out.reserve(message.size() + 16);
-  char quote = 0; // inside a quoted name: its quote character
-  for (std::size_t at = 0; at < message.size();) {
-    const char c = message[at];
-    if (quote != 0) {
-      if (c == '\\' && at + 1 < message.size()) {
-        out.append(message, at, 2);
-        at += 2;
-        continue;
-      }
-      if (c == quote) quote = 0;
-      out += c;
-      ++at;
-      continue;
-    }
-    // A quote opens a name only where a word cannot be going on ("dict's"
-    // is not a quote).
-    const char before = at == 0 ? ' ' : message[at - 1];
-    if ((c == '\'' || c == '"') && (at == 0 || before == ' ' || before == '(' || before == '[' || before == ',')) {
-      quote = c;
-      out += c;
-      ++at;
-      continue;
-    }
-    // A name starts a word: not inside "opts_.limits.max_depth" or
-    // "--max-depth".
-    if (at == 0 || !(is_word_byte(before) || before == '.' || before == ':' || before == '-')) {
-      const std::string_view rest = message.substr(at);
-      const bool verb = rest.substr(0, library_verb.size()) == library_verb;
-      if (const flag_name* name = name_at(verb ? rest.substr(library_verb.size()) : rest)) {
-        if (verb) out += command_verb;
-        out += name->command;
-        at += (verb ? library_verb.size() : 0) + name->library.size();
-        continue;
-      }
-    }
-    out += c;
-    ++at;
+std::string_view flag_of(std::string_view option) noexcept {
+  for (const flag_name& name : flag_names) {
+    if (name.option == option) return name.flag;
   }
-  return out;
+  return {};
 }
 
 } // namespace npyguard_cli

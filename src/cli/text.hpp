@@ -1,5 +1,5 @@
 // Text the command prints: the one escaping function every text output goes
-// through, and the library's option names rewritten as the command's flags.
+// through, and the command's flags for the options the library's errors name.
 #ifndef NPYGUARD_CLI_TEXT_HPP
 #define NPYGUARD_CLI_TEXT_HPP
 
@@ -37,12 +37,11 @@ enum class shown_as {
 // line) survives.
 [[nodiscard]] std::string escaped(std::string_view text, shown_as how);
 
-// A library message as the command says it: the library's option names
-// ("set allow_trailing_data", "limits.max_header_bytes", ...) replaced by
-// the command's flags ("use --allow-trailing-data", "--max-header-bytes").
-// Names quoted inside the message ('...' or "...", as Python's repr writes
-// a header's strings) are left as they are.
-[[nodiscard]] std::string command_message(std::string_view message);
+// The command's flag for an option the library's errors name
+// (npyguard::error::option: "max_header_bytes" -> "--max-header-bytes",
+// "timeout_ms" -> "--timeout", "ra_allow_type5" -> "--no-ra-type5"); empty
+// for a name the command has no flag for.
+[[nodiscard]] std::string_view flag_of(std::string_view option) noexcept;
 
 } // namespace npyguard_cli
 

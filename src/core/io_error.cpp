@@ -4,13 +4,15 @@
 #include <cstring>
 #include <string>
 
+#include "core/refused.hpp"
+
 namespace npyguard::detail {
 
 error io_error_from(const char* what, int errno_value) {
   if (errno_value <= 0) errno_value = EIO; // a source that gave no reason
   if (errno_value == ETIMEDOUT) {
-    return error{error_code::io_error, std::nullopt,
-                 std::string(what) + ": no input within the time allowed (set timeout_ms to wait longer)"};
+    return refused(error{error_code::io_error, std::nullopt, std::string(what) + ": no input within the time allowed"},
+                   "timeout_ms");
   }
   return error{error_code::io_error, std::nullopt, std::string(what) + ": " + std::strerror(errno_value)};
 }

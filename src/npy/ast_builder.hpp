@@ -71,7 +71,7 @@ public:
   // count towards max_depth; lists and tuples do.
   [[nodiscard]] bool open(node_kind kind, const char* at, build_failure& why) {
     if (kind != node_kind::dict && open_count_ > settings_.max_depth) {
-      why = {error_code::depth_exceeded, position_of(at), "lists and tuples nested deeper than limits.max_depth"};
+      why = {error_code::depth_exceeded, position_of(at), "lists and tuples nested deeper than the limit"};
       return false;
     }
     open_[open_count_] = {add(kind, at), no_node, 0};

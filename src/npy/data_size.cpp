@@ -1,6 +1,7 @@
 #include "npy/data_size.hpp"
 
 #include "core/checked_math.hpp"
+#include "core/refused.hpp"
 
 namespace npyguard::detail {
 
@@ -16,9 +17,13 @@ std::optional<size_failure> size_array(header& model, const options& opts) {
     return size_failure{error_code::size_overflow, std::nullopt, "data_offset + nbytes exceeds 2^63-1"};
   }
   if (model.nbytes > opts.limits.max_data_bytes) {
-    return size_failure{error_code::data_too_large, std::nullopt,
-                        "the array holds " + std::to_string(model.nbytes) + " bytes, above limits.max_data_bytes (" +
-                            std::to_string(opts.limits.max_data_bytes) + ")"};
+    return size_failure{error_code::data_too_large,
+                        std::nullopt,
+                        "the array holds " + std::to_string(model.nbytes) + " bytes, above the limit of " +
+                            std::to_string(opts.limits.max_data_bytes),
+                        "max_data_bytes",
+                        opts.limits.max_data_bytes,
+                        model.nbytes};
   }
   return std::nullopt;
 }
@@ -33,10 +38,11 @@ std::optional<error> check_data_size(const header& model, std::uint64_t input_si
                      std::to_string(expected) + " bytes), but the input has " + std::to_string(input_size) + " bytes"};
   }
   if (input_size > expected && !opts.allow_trailing_data) {
-    return error{error_code::trailing_data, expected,
-                 (read_all ? std::to_string(input_size - expected) + " bytes follow the "
-                           : std::string("the stream goes on after the ")) +
-                     std::to_string(model.nbytes) + " bytes of array data (set allow_trailing_data to accept them)"};
+    return refused(error{error_code::trailing_data, expected,
+                         (read_all ? std::to_string(input_size - expected) + " bytes follow the "
+                                   : std::string("the stream goes on after the ")) +
+                             std::to_string(model.nbytes) + " bytes of array data"},
+                   "allow_trailing_data");
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "npyguard/error.hpp"
 #include "npyguard/npy/model.hpp"
@@ -21,6 +22,10 @@ struct size_failure {
   error_code code;
   std::optional<std::size_t> dimension;
   std::string message;
+  // A limit's refusal (error.hpp): its name, the limit and the value found.
+  std::string_view option{};
+  std::optional<std::uint64_t> limit{};
+  std::optional<std::uint64_t> actual{};
 };
 
 // Section 4 on a model whose shape, descr and data_offset are set: fills

@@ -11,6 +11,7 @@
 
 #include "core/hex.hpp"
 #include "core/python_repr.hpp"
+#include "core/refused.hpp"
 #include "core/utf8.hpp"
 #include "npyguard/npy/descr.hpp"
 
@@ -162,7 +163,7 @@ std::optional<error> check_canonical(const header& model, const preamble& framin
   if (at < actual.size() && expected.size() >= actual.size())
     message += " (np.save writes format " + std::to_string(static_cast<int>(want[6])) + ".0, HEADER_LEN " +
                std::to_string(expected.size() - preamble_size(static_cast<unsigned char>(want[6]))) + ")";
-  return error{error_code::not_canonical, at, std::move(message)};
+  return refused(error{error_code::not_canonical, at, std::move(message)}, "canonical");
 }
 
 } // namespace npyguard::detail

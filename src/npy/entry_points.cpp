@@ -7,6 +7,7 @@
 
 #include "core/guard.hpp"
 #include "core/io_error.hpp"
+#include "core/refused.hpp"
 #include "npy/entry_points.hpp"
 #include "npy/framing.hpp"
 #include "npy/pipeline.hpp"
@@ -68,8 +69,14 @@ std::optional<error> validate_header_text(workspace& space, const void* text, st
     return error{error_code::unsupported_version, 6, "format version must be 1.0, 2.0 or 3.0"};
   }
   const std::uint64_t field_max = major_version == 1 ? 0xFFFFu : 0xFFFF'FFFFu;
-  if (size > opts.limits.max_header_bytes || size > field_max) {
-    return error{error_code::header_too_large, 8, "header text above limits.max_header_bytes"};
+  if (size > field_max) {
+    return error{error_code::header_too_large, 8, "header text above what this version's HEADER_LEN holds"};
+  }
+  if (size > opts.limits.max_header_bytes) {
+    return refused(error{error_code::header_too_large, 8,
+                         "header text of " + std::to_string(size) + " bytes, above the limit of " +
+                             std::to_string(opts.limits.max_header_bytes)},
+                   "max_header_bytes", opts.limits.max_header_bytes, size);
   }
   preamble framing;
   framing.major_version = static_cast<std::uint8_t>(major_version);

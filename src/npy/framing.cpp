@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/refused.hpp"
+
 namespace npyguard::detail {
 
 std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size, const options& opts, preamble& out) {
@@ -34,9 +36,10 @@ std::optional<error> read_preamble(const unsigned char* prefix, std::size_t size
                                 (static_cast<std::uint32_t>(prefix[10]) << 16) |
                                 (static_cast<std::uint32_t>(prefix[11]) << 24);
   if (out.header_length > opts.limits.max_header_bytes) {
-    return error{error_code::header_too_large, 8,
-                 "HEADER_LEN is " + std::to_string(out.header_length) + " bytes, above limits.max_header_bytes (" +
-                     std::to_string(opts.limits.max_header_bytes) + ")"};
+    return refused(error{error_code::header_too_large, 8,
+                         "HEADER_LEN is " + std::to_string(out.header_length) + " bytes, above the limit of " +
+                             std::to_string(opts.limits.max_header_bytes)},
+                   "max_header_bytes", opts.limits.max_header_bytes, out.header_length);
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include "core/checked_math.hpp"
 #include "core/keyed_hash.hpp"
 #include "core/python_repr.hpp"
+#include "core/refused.hpp"
 #include "npy/data_size.hpp"
 #include "npy/type_string.hpp"
 #include "npy/workspace.hpp"
@@ -216,6 +217,12 @@ private:
     return false;
   }
 
+  // A rejection an option or limit decided (error.hpp's option, limit, actual).
+  bool reject(error failure) {
+    failure_ = std::move(failure);
+    return false;
+  }
+
   const node& child(const node& container, std::uint32_t index) const {
     std::uint32_t at = container.children.first;
     while (index-- > 0) at = tree_.nodes[at].next;
@@ -244,9 +251,11 @@ private:
       const node& dim = tree_.nodes[d];
       d = dim.next;
       if (dims.size() == max_ndim) {
-        return reject(error_code::too_many_dimensions, dim,
-                      std::string(what) + " has more than " + std::to_string(max_ndim) + " dimensions" +
-                          (not_a_tuple == error_code::bad_shape ? " (limits.max_ndim)" : " (numpy's limit)"));
+        error failure{error_code::too_many_dimensions, base_ + dim.offset,
+                      std::string(what) + " has " + std::to_string(tuple.children.count) + " dimensions, more than " +
+                          std::to_string(max_ndim) + (not_a_tuple == error_code::bad_shape ? "" : " (numpy's limit)")};
+        if (not_a_tuple != error_code::bad_shape) return reject(std::move(failure));
+        return reject(refused(std::move(failure), "max_ndim", max_ndim, tuple.children.count));
       }
       if (dim.kind != node_kind::integer) {
         return reject(not_a_tuple, dim, std::string(what) + " must be a tuple of integers");
@@ -279,8 +288,10 @@ private:
     if (!parse_type_string(tree_.text(value), out, why)) return reject(why.code, value, std::move(why.message));
     if (out.kind == dtype_kind::object) {
       if (!opts_.allow_object) {
-        return reject(error_code::object_dtype, value,
-                      "object dtype: the data is a Python pickle (set allow_object to accept it; it is never read)");
+        return reject(refused(error{error_code::object_dtype, base_ + value.offset,
+                                    "object dtype: the data is a Python pickle (never read), and objects are not "
+                                    "allowed"},
+                              "allow_object"));
       }
       has_object_ = true;
     }
@@ -436,7 +447,11 @@ private:
     if (auto failure = size_array(out, opts_)) {
       const node& where =
           failure->dimension ? child(shape_node, static_cast<std::uint32_t>(*failure->dimension)) : shape_node;
-      return reject(failure->code, where, std::move(failure->message));
+      error refusal{failure->code, base_ + where.offset, std::move(failure->message)};
+      refusal.option = failure->option;
+      refusal.limit = failure->limit;
+      refusal.actual = failure->actual;
+      return reject(std::move(refusal));
     }
     out.data_is_pickle = has_object_;
     return true;

@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/refused.hpp"
 #include "grammar/npy_header.hpp"
 
 namespace npyguard::detail {
@@ -151,7 +152,13 @@ std::optional<error> parse_header_text_grammar(const char* text, std::size_t siz
                     static_cast<unsigned>(failure.control));
       return error{failure.code, settings.base_offset + failure.position, message};
     }
-    return error{failure.code, settings.base_offset + failure.position, failure.message};
+    error raised{failure.code, settings.base_offset + failure.position, failure.message};
+    // Only the depth limit raises depth_exceeded (ast_builder::open); it
+    // stops at the first list or tuple past the limit.
+    if (failure.code == error_code::depth_exceeded) {
+      return refused(std::move(raised), "max_depth", settings.max_depth, past(settings.max_depth));
+    }
+    return raised;
   } catch (const pegtl::parse_error& failure) {
     // Not raised by this grammar's control; kept so no PEGTL exception escapes.
     const auto& positions = failure.positions();

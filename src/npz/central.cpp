@@ -181,6 +181,13 @@ std::optional<error> check_type(const unsigned char* h, std::uint64_t pos) {
   return std::nullopt;
 }
 
+// A deflate member's declared uncompressed / compressed size, rounded up
+// (ratio_exceeded's `actual`); no compressed bytes: 2^64-1.
+std::uint64_t declared_ratio(const entry& e) noexcept {
+  if (e.compressed.value == 0) return std::numeric_limits<std::uint64_t>::max();
+  return e.uncompressed.value / e.compressed.value + (e.uncompressed.value % e.compressed.value != 0 ? 1 : 0);
+}
+
 } // namespace
 
 std::optional<error> read_central_directory(archive_reader& reader, const directory_location& where,
@@ -295,19 +302,23 @@ std::optional<error> read_central_directory(archive_reader& reader, const direct
       const auto bound = npyguard::detail::checked_mul(opts.limits.max_ratio, e.compressed.value,
                                                        std::numeric_limits<std::uint64_t>::max());
       if (bound && e.uncompressed.value > *bound) {
-        return fail(error_code::ratio_exceeded, e.uncompressed.at,
-                    "the member declares " + to_string(e.uncompressed.value) + " bytes from " +
-                        to_string(e.compressed.value) + " compressed, above the ratio limit of " +
-                        to_string(opts.limits.max_ratio) + ":1 (--max-ratio)",
-                    e.name);
+        return refused(fail(error_code::ratio_exceeded, e.uncompressed.at,
+                            "the member declares " + to_string(e.uncompressed.value) + " bytes from " +
+                                to_string(e.compressed.value) + " compressed, above the ratio limit of " +
+                                to_string(opts.limits.max_ratio) + ":1",
+                            e.name),
+                       "max_ratio", opts.limits.max_ratio, declared_ratio(e));
       }
     }
     const auto sum = npyguard::detail::checked_add(total, e.uncompressed.value, opts.limits.max_total_bytes);
     if (!sum) {
-      return fail(error_code::total_size_exceeded, e.uncompressed.at,
-                  "the members declare more than " + to_string(opts.limits.max_total_bytes) +
-                      " uncompressed bytes in all (--max-total-bytes)",
-                  e.name);
+      const auto declared =
+          npyguard::detail::checked_add(total, e.uncompressed.value, std::numeric_limits<std::uint64_t>::max());
+      return refused(
+          fail(error_code::total_size_exceeded, e.uncompressed.at,
+               "the members declare more than " + to_string(opts.limits.max_total_bytes) + " uncompressed bytes in all",
+               e.name),
+          "max_total_bytes", opts.limits.max_total_bytes, declared.value_or(std::numeric_limits<std::uint64_t>::max()));
     }
     total = *sum;
     entries.push_back(std::move(e));

@@ -197,9 +197,10 @@ basic_result<directory_location> locate_directory(archive_reader& reader, const 
                     " starts (offset " + to_string(out.cd_end) + ")");
   }
   if (fields.total_entries > opts.limits.max_members) {
-    return fail(error_code::too_many_members, field_at(eocd::total_entries, zip64_record::total_entries),
-                "the archive declares " + to_string(fields.total_entries) + " members, above the limit of " +
-                    to_string(opts.limits.max_members) + " (--max-members)");
+    return refused(fail(error_code::too_many_members, field_at(eocd::total_entries, zip64_record::total_entries),
+                        "the archive declares " + to_string(fields.total_entries) + " members, above the limit of " +
+                            to_string(opts.limits.max_members)),
+                   "max_members", opts.limits.max_members, fields.total_entries);
   }
   out.cd_offset = fields.cd_offset;
   out.cd_size = fields.cd_size;

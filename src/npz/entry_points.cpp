@@ -10,6 +10,7 @@
 #include "core/checked_math.hpp"
 #include "core/guard.hpp"
 #include "core/io_error.hpp"
+#include "core/refused.hpp"
 #include "npyguard/npz/data.hpp"
 #include "npyguard/npz/validate.hpp"
 #include "npz/archive_pipeline.hpp"
@@ -42,11 +43,15 @@ std::uint64_t stream_limit(const options& opts) {
 // How many bytes to read to tell a stream within `limit` from a longer one.
 std::uint64_t stream_ceiling(std::uint64_t limit) { return limit == ~std::uint64_t{0} ? limit : limit + 1; }
 
-error stream_too_long(std::uint64_t limit, const char* held) {
-  return error{error_code::io_error, std::nullopt,
-               "the archive stream holds more than " + std::to_string(limit) + " bytes, the most " + held +
-                   " (limits.max_stream_bytes, --max-stream-bytes; a file is read without that limit)",
-               std::nullopt, std::nullopt};
+// The limit that bound the stream is the option named: max_stream_bytes, or
+// max_total_bytes when its 64 MiB of slack is the smaller.
+error stream_too_long(const options& opts, const char* held) {
+  const std::uint64_t limit = stream_limit(opts);
+  const char* option = limit == opts.limits.max_stream_bytes ? "max_stream_bytes" : "max_total_bytes";
+  return npyguard::detail::refused(error{error_code::io_error, std::nullopt,
+                                         "the archive stream holds more than " + std::to_string(limit) +
+                                             " bytes, the most " + held + "; a file is read without that limit"},
+                                   option, limit, npyguard::detail::past(limit));
 }
 
 // A stream's bytes in memory as chunks that are never moved or zeroed: the
@@ -117,7 +122,7 @@ archive_result validate_spooled(byte_source& source, const options& opts, member
     if (got == 0) break;
     held.add(static_cast<std::size_t>(got));
   }
-  if (held.size() > limit) return stream_too_long(limit, "read into memory");
+  if (held.size() > limit) return stream_too_long(opts, "read into memory");
   detail::archive_reader reader(held);
   return detail::validate_archive(reader, opts, sink);
 }
@@ -160,7 +165,7 @@ archive_result validate_spooled_to_file(byte_source& source, const options& opts
       filled = 0;
     }
   }
-  if (size > limit) return stream_too_long(limit, "written to a temporary file");
+  if (size > limit) return stream_too_long(opts, "written to a temporary file");
   if (auto failure = write_out(buffer.get(), filled)) return *failure;
   platform::pread_source input(file.get(), size);
   return validate_archive_source(input, opts);

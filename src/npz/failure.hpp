@@ -6,9 +6,13 @@
 #include <optional>
 #include <string>
 
+#include "core/refused.hpp"
 #include "npyguard/error.hpp"
 
 namespace npyguard::npz::detail {
+
+using npyguard::detail::past;
+using npyguard::detail::refused;
 
 // An archive-level error at `at` (none: a whole-input condition).
 [[nodiscard]] inline error fail(error_code code, std::optional<std::uint64_t> at, std::string message) {

@@ -173,11 +173,13 @@ std::optional<error> charge_header(deflate_state& state, const entry& e, const n
   if (header <= paid) return std::nullopt;
   state.unpaid_header += header - paid;
   if (state.unpaid_header <= opts.limits.max_header_bytes) return std::nullopt;
-  return error{error_code::header_too_large, 8,
-               "the member's header of " + to_string(header) + " bytes inflates from " + to_string(e.compressed.value) +
-                   " compressed bytes; the archive's headers run " + to_string(state.unpaid_header) +
-                   " bytes past 1 KiB plus four times their member's compressed size, above limits.max_header_bytes (" +
-                   to_string(opts.limits.max_header_bytes) + ")"};
+  return refused(
+      error{error_code::header_too_large, 8,
+            "the member's header of " + to_string(header) + " bytes inflates from " + to_string(e.compressed.value) +
+                " compressed bytes; the archive's headers run " + to_string(state.unpaid_header) +
+                " bytes past 1 KiB plus four times their member's compressed size, above the limit of " +
+                to_string(opts.limits.max_header_bytes)},
+      "max_header_bytes", opts.limits.max_header_bytes, state.unpaid_header);
 }
 
 // A deflated member's header into `model`: the preamble, the header and

@@ -6,6 +6,7 @@
 
 #include "core/checked_math.hpp"
 #include "core/hex.hpp"
+#include "core/refused.hpp"
 
 namespace npyguard::ra::detail {
 namespace {
@@ -104,8 +105,10 @@ std::optional<error> check_fixed_fields(const unsigned char* bytes, std::size_t 
                        "(complex) and 5 (bool or bfloat16)"};
     }
     if (eltype == 5 && !opts.ra_allow_type5) {
-      return error{error_code::unknown_element_type, eltype_offset,
-                   "element type 5 (RawArray.jl's bool, rawarray-rust's bfloat16) is refused (ra_allow_type5 off)"};
+      return npyguard::detail::refused(
+          error{error_code::unknown_element_type, eltype_offset,
+                "element type 5 (RawArray.jl's bool, rawarray-rust's bfloat16) is refused"},
+          "ra_allow_type5");
     }
     if (have >= elbyte_offset + 8) {
       const std::uint64_t elbyte = load_u64(bytes + elbyte_offset);
@@ -120,9 +123,10 @@ std::optional<error> check_fixed_fields(const unsigned char* bytes, std::size_t 
     const std::uint64_t ndims = load_u64(bytes + ndims_offset);
     const std::uint32_t limit = ndim_limit(opts);
     if (ndims > limit) {
-      return error{error_code::too_many_dimensions, ndims_offset,
-                   "the header declares " + std::to_string(ndims) + " dimensions, more than " + std::to_string(limit) +
-                       " (limits.max_ndim)"};
+      return npyguard::detail::refused(
+          error{error_code::too_many_dimensions, ndims_offset,
+                "the header declares " + std::to_string(ndims) + " dimensions, more than " + std::to_string(limit)},
+          "max_ndim", limit, ndims);
     }
   }
   return std::nullopt;
@@ -181,9 +185,11 @@ result build_model(const unsigned char* fixed, std::vector<std::uint64_t> dims, 
                      std::to_string(model.elbyte) + " bytes): two readings of one file"};
   }
   if (nbytes > opts.limits.max_data_bytes) {
-    return error{error_code::data_too_large, size_offset,
-                 "the array data is " + std::to_string(nbytes) + " bytes, above limits.max_data_bytes (" +
-                     std::to_string(opts.limits.max_data_bytes) + ")"};
+    return npyguard::detail::refused(
+        error{error_code::data_too_large, size_offset,
+              "the array data is " + std::to_string(nbytes) + " bytes, above the limit of " +
+                  std::to_string(opts.limits.max_data_bytes)},
+        "max_data_bytes", opts.limits.max_data_bytes, nbytes);
   }
   model.data_length = nbytes;
   model.dims = std::move(dims);
@@ -200,9 +206,11 @@ error truncated_data(std::uint64_t input_size, const header& model) {
 }
 
 error metadata_refused(const header& model, std::optional<std::uint64_t> metadata_length) {
-  return error{error_code::trailing_data, model.data_offset + model.data_length,
-               (metadata_length ? std::to_string(*metadata_length) + " bytes" : std::string("bytes")) +
-                   " of metadata follow the data (ra_reject_metadata)"};
+  return npyguard::detail::refused(
+      error{error_code::trailing_data, model.data_offset + model.data_length,
+            (metadata_length ? std::to_string(*metadata_length) + " bytes" : std::string("bytes")) +
+                " of metadata follow the data"},
+      "ra_reject_metadata");
 }
 
 } // namespace

@@ -10,11 +10,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef NPYGUARD_SOURCE_DIR
@@ -302,7 +306,8 @@ static void test_npy_every_entry_point(void) {
   CHECK(fd >= 0);
   r = npyguard_check_fd(NPYGUARD_FORMAT_NPY, fd, NULL);
   check_valid_npy(r);
-  CHECK_U64(lseek(fd, 0, SEEK_CUR), 176); /* .npy: read as a stream from the descriptor's offset */
+  /* A regular file is read by offset (pread): the descriptor's offset stays. */
+  CHECK_U64(lseek(fd, 0, SEEK_CUR), 0);
   npyguard_result_free(r);
   r = npyguard_check_fd(NPYGUARD_FORMAT_DETECT, fd, NULL);
   CHECK_ERROR(r, NPYGUARD_E_INVALID_ARGUMENT, -1);
@@ -748,6 +753,172 @@ static void test_invalid_arguments(void) {
   free(file.data);
 }
 
+/* Structured errors: the npyguard_options field that refused the input, the
+ * limit and the value found; NULL and has_limit 0 for errors no setting can
+ * lift. The fields sit after member_length, in this order. */
+static int ends_with(const char* text, const char* tail) {
+  const size_t n = strlen(text);
+  const size_t m = strlen(tail);
+  return n >= m && strcmp(text + n - m, tail) == 0;
+}
+
+static void test_structured_errors(void) {
+  bytes file = read_whole(example("valid.npy"));
+  bytes zip = read_whole(example("weights.npz"));
+  bytes image = read_whole(example("image.ra"));
+  npyguard_result* r;
+  npyguard_options opts;
+  const npyguard_error* e;
+
+  CHECK(offsetof(npyguard_error, option) > offsetof(npyguard_error, member_length));
+  CHECK(offsetof(npyguard_error, has_limit) > offsetof(npyguard_error, option));
+  CHECK(offsetof(npyguard_error, limit) > offsetof(npyguard_error, has_limit));
+  CHECK(offsetof(npyguard_error, actual) > offsetof(npyguard_error, limit));
+#if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
+  CHECK_U64(offsetof(npyguard_error, member_length), 48);
+  CHECK_U64(offsetof(npyguard_error, option), 56);
+  CHECK_U64(offsetof(npyguard_error, has_limit), 64);
+  CHECK_U64(offsetof(npyguard_error, limit), 72);
+  CHECK_U64(offsetof(npyguard_error, actual), 80);
+  CHECK_U64(sizeof(npyguard_error), 88);
+#endif
+
+  npyguard_options_init(&opts, sizeof opts);
+  opts.max_header_bytes = 64;
+  r = npyguard_check_buffer(NPYGUARD_FORMAT_NPY, file.data, file.size, &opts);
+  CHECK_ERROR(r, NPYGUARD_E_HEADER_TOO_LARGE, 8);
+  e = npyguard_result_error(r);
+  CHECK(e != NULL);
+  if (e != NULL) {
+    CHECK_STR(e->option, "max_header_bytes");
+    CHECK_U64(e->has_limit, 1);
+    CHECK_U64(e->limit, 64);
+    CHECK_U64(e->actual, (uint64_t)file.data[8] | ((uint64_t)file.data[9] << 8));
+    CHECK(ends_with(e->message, " (npyguard_options.max_header_bytes)"));
+    CHECK(strstr(e->message, "limits.") == NULL && strstr(e->message, "--") == NULL);
+  }
+  npyguard_result_free(r);
+
+  r = npyguard_check_file(NPYGUARD_FORMAT_NPY, example("polyglot.npy"), NULL);
+  CHECK_ERROR(r, NPYGUARD_E_TRAILING_DATA, 176);
+  e = npyguard_result_error(r);
+  if (e != NULL) {
+    CHECK_STR(e->option, "allow_trailing_data");
+    CHECK_U64(e->has_limit, 0);
+    CHECK_U64(e->limit, 0);
+    CHECK_U64(e->actual, 0);
+    CHECK(ends_with(e->message, " (npyguard_options.allow_trailing_data)"));
+  }
+  npyguard_result_free(r);
+
+  npyguard_options_init(&opts, sizeof opts);
+  opts.max_members = 1;
+  r = npyguard_check_buffer(NPYGUARD_FORMAT_NPZ, zip.data, zip.size, &opts);
+  CHECK_ERROR(r, NPYGUARD_E_TOO_MANY_MEMBERS, (long long)zip.size - 22 + 10);
+  e = npyguard_result_error(r);
+  if (e != NULL) {
+    CHECK_STR(e->option, "max_members");
+    CHECK_U64(e->has_limit, 1);
+    CHECK_U64(e->limit, 1);
+    CHECK_U64(e->actual, 2);
+    CHECK(e->member == NULL);
+  }
+  npyguard_result_free(r);
+
+  npyguard_options_init(&opts, sizeof opts);
+  opts.ra_reject_metadata = 1;
+  r = npyguard_check_buffer(NPYGUARD_FORMAT_RA, image.data, image.size, &opts);
+  CHECK_ERROR(r, NPYGUARD_E_TRAILING_DATA, 112);
+  e = npyguard_result_error(r);
+  if (e != NULL) {
+    CHECK_STR(e->option, "ra_reject_metadata");
+    CHECK_U64(e->has_limit, 0);
+    CHECK(ends_with(e->message, " (npyguard_options.ra_reject_metadata)"));
+  }
+  npyguard_result_free(r);
+
+  /* No setting lifts bad_magic; nor an argument error. */
+  file.data[0] = 'X';
+  r = npyguard_check_buffer(NPYGUARD_FORMAT_NPY, file.data, file.size, NULL);
+  CHECK_ERROR(r, NPYGUARD_E_BAD_MAGIC, 0);
+  e = npyguard_result_error(r);
+  if (e != NULL) {
+    CHECK(e->option == NULL);
+    CHECK_U64(e->has_limit, 0);
+    CHECK(!ends_with(e->message, ")"));
+  }
+  npyguard_result_free(r);
+  r = npyguard_check_file(NPYGUARD_FORMAT_NPY, NULL, NULL);
+  e = npyguard_result_error(r);
+  CHECK(e != NULL && e->option == NULL && e->has_limit == 0);
+  npyguard_result_free(r);
+
+  free(file.data);
+  free(zip.data);
+  free(image.data);
+}
+
+/* DETECT opens a path once, without blocking, and asks fstat about that
+ * descriptor: a regular file swapped for a FIFO (no writer, ever) between
+ * any two steps cannot hang the call past timeout_ms. A child process swaps
+ * the two at one name as fast as it can while this process checks it; a
+ * hang would end the run by SIGALRM. */
+static void test_detect_swap_race(void) {
+  char path[256];
+  char source[256];
+  char as_file[256];
+  char as_fifo[256];
+  const long pid = (long)getpid();
+  bytes content = read_whole(example("valid.npy"));
+  npyguard_options opts;
+  FILE* f;
+  pid_t swapper;
+  int i;
+  int regular = 0;
+  int fifo = 0;
+  snprintf(path, sizeof path, "/tmp/npyguard_capi_race_%ld", pid);
+  snprintf(source, sizeof source, "/tmp/npyguard_capi_race_%ld.src", pid);
+  snprintf(as_file, sizeof as_file, "/tmp/npyguard_capi_race_%ld.a", pid);
+  snprintf(as_fifo, sizeof as_fifo, "/tmp/npyguard_capi_race_%ld.b", pid);
+  f = fopen(source, "wb");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  CHECK(fwrite(content.data, 1, content.size, f) == content.size);
+  fclose(f);
+  free(content.data);
+  CHECK(link(source, path) == 0);
+  swapper = fork();
+  CHECK(swapper >= 0);
+  if (swapper == 0) {
+    for (;;) {
+      if (link(source, as_file) == 0) (void)rename(as_file, path);
+      if (mkfifo(as_fifo, 0600) == 0) (void)rename(as_fifo, path);
+    }
+  }
+  npyguard_options_init(&opts, sizeof opts);
+  opts.timeout_ms = 1;
+  alarm(120);
+  for (i = 0; i < 2000; ++i) {
+    npyguard_result* r = npyguard_check_file(NPYGUARD_FORMAT_DETECT, path, &opts);
+    const npyguard_error* e = npyguard_result_error(r);
+    if (e == NULL) {
+      ++regular;
+    } else {
+      CHECK(e->code == NPYGUARD_E_IO_ERROR);
+      ++fifo;
+    }
+    npyguard_result_free(r);
+  }
+  alarm(0);
+  kill(swapper, SIGKILL);
+  waitpid(swapper, NULL, 0);
+  printf("capi: DETECT against a file swapped for a FIFO: %d regular, %d not (io_error), no hang\n", regular, fifo);
+  unlink(path);
+  unlink(source);
+  unlink(as_file);
+  unlink(as_fifo);
+}
+
 int main(void) {
   test_version_and_names();
   test_options_defaults();
@@ -759,6 +930,8 @@ int main(void) {
   test_ra();
   test_callback_errors();
   test_invalid_arguments();
+  test_structured_errors();
+  test_detect_swap_race();
   printf("capi: %d checks, %d failed\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
