@@ -1,9 +1,11 @@
 """The listed deviations as recognisable classes.
 
-Every row of ``docs/deviations.md`` that describes a header numpy 1.24 reads
-and npyguard rejects has a stable ID in its first column. This module holds,
-for each ID, the npyguard error code(s) the rejection may carry and a
-predicate over the header text and numpy's reading that recognises the class.
+Every row of ``docs/deviations.md`` that describes a header numpy reads (1.24;
+``field-subarray-ndim``: numpy 2 only) and npyguard rejects has a stable ID in
+its first column. This module holds, for each ID, the npyguard error code(s)
+the rejection may carry and a predicate over the header text (its Python
+tokens from ``header_tokens``, the same on Python 3.11 and 3.12) and numpy's
+reading that recognises the class.
 A numpy-readable file that npyguard rejects is explained only when some class
 matches it *and* npyguard's code is one of that class's codes.
 
@@ -20,13 +22,15 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
-from numpy.lib import format as npformat
+import header_tokens
+from header_tokens import string_spans
 
 INT63 = 2 ** 63 - 1
 INT31 = 2 ** 31 - 1
 MAX_HEADER_BYTES = 1 << 20  # npyguard's default limits.max_header_bytes
 MAX_NDIM = 64               # npyguard's default limits.max_ndim
 MAX_DEPTH = 32              # npyguard's default limits.max_depth
+MAX_FIELD_NDIM = 32         # npyguard's bound on a field's subarray shape (numpy 1.x's NPY_MAXDIMS)
 HARD_MAX_DEPTH = 199        # no max_depth setting goes above it: Python refuses a 200th
                             # open bracket counting the dict's own '{'
 
@@ -61,9 +65,13 @@ class Facts:
 
     @cached_property
     def evaluated(self):
-        """The text numpy hands to literal_eval (the L filter for 1.0 and 2.0)."""
+        """The text numpy hands to literal_eval, up to white space: for 1.0
+        and 2.0, with numpy's Python 2 filter (L suffixes dropped) run over
+        ``header_tokens``. numpy's own ``_filter_header`` raises on Python
+        3.12 (TokenError, IndentationError) for headers numpy reads that
+        hold raw carriage returns or form feeds."""
         if self.reading.version < (3, 0):
-            return npformat._filter_header(self.text)
+            return header_tokens.without_long_suffixes(self.text)
         return self.text
 
     @cached_property
@@ -73,10 +81,10 @@ class Facts:
 
     @cached_property
     def tokens(self):
-        """Python tokens of the raw text (empty if tokenize gives up)."""
+        """Python tokens of the raw text (empty if tokenize gives up), the
+        same on Python 3.11 and 3.12: ``header_tokens.tokens``."""
         try:
-            return [t for t in tokenize.generate_tokens(io.StringIO(self.text).readline)
-                    if t.type not in (tokenize.ENCODING, tokenize.ENDMARKER)]
+            return header_tokens.tokens(self.text)
         except (tokenize.TokenError, SyntaxError, ValueError):
             return []
 
@@ -210,40 +218,6 @@ def wrapped_size_codes(f):
 def _is_control(ch):
     o = ord(ch)
     return (o < 0x20 and ch not in "\n\r\t ") or 0x7F <= o <= 0x9F
-
-
-def string_spans(text):
-    """(start, end) of every string literal of the text as Python's lexer
-    sees it: a quote outside strings and comments opens one (a prefix letter
-    before it stays outside), a backslash takes the next character with it,
-    a single-quoted literal ends at its quote or at a line end (unterminated;
-    numpy refuses such a text), a triple-quoted one at its triple quote.
-    Comments run from '#' to the line end ('\\n' or '\\r')."""
-    spans, i, n = [], 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "#":
-            while i < n and text[i] not in "\n\r":
-                i += 1
-            continue
-        if ch not in "'\"":
-            i += 1
-            continue
-        start = i
-        quote = text[i:i + 3] if text[i:i + 3] in ("'''", '"""') else ch
-        i += len(quote)
-        while i < n:
-            if text[i] == "\\":
-                i += 2
-            elif text.startswith(quote, i):
-                i += len(quote)
-                break
-            elif len(quote) == 1 and text[i] in "\n\r":
-                break
-            else:
-                i += 1
-        spans.append((start, min(i, n)))
-    return spans
 
 
 def has_control(f):
@@ -528,6 +502,12 @@ def field_shape_spelling(f):
     return any(not (isinstance(shape, tuple) and all(type(x) is int for x in shape)) for shape in f.field_shapes)
 
 
+def field_subarray_ndim(f):
+    """A field's subarray shape of more than 32 dimensions (numpy 2 reads up
+    to 64, numpy 1.x refuses them)."""
+    return any(isinstance(shape, (tuple, list)) and len(shape) > MAX_FIELD_NDIM for shape in f.field_shapes)
+
+
 def field_not_tuple(f):
     """A field given as a list, a 2- or 3-character string or another
     iterable (numpy unpacks any of them)."""
@@ -649,6 +629,7 @@ CLASSES = (
     DeviationClass("field-type-tuple", _codes("bad_descr"), field_type_tuple),
     DeviationClass("field-not-tuple", _codes("bad_descr"), field_not_tuple),
     DeviationClass("field-shape-spelling", _codes("bad_descr"), field_shape_spelling),
+    DeviationClass("field-subarray-ndim", _codes("too_many_dimensions"), field_subarray_ndim),
     DeviationClass("field-title-type", _codes("bad_descr"), title_not_string),
     DeviationClass("field-empty-title", _codes("empty_field_name"), empty_title),
     DeviationClass("field-unnamed", _codes("empty_field_name"), unnamed_field),

@@ -899,6 +899,11 @@ EXEMPLARS = (
     ("descr-tuple", _d("('<i4', (2,))") + "\n", 1, b""),
     ("data-trailing", _d() + "\n", 1, b"PK\x03\x04"),
 )
+# Rows only numpy 2 reads (numpy 1.x refuses the header: no exemplar there).
+if int(np.__version__.split(".")[0]) >= 2:
+    EXEMPLARS += (
+        ("field-subarray-ndim", _d("[('a', '<i4', (%s))]" % ("1, " * 33)) + "\n", 1, b""),
+    )
 
 
 def exemplar_file(text, major, extra):
