@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -57,8 +57,7 @@ std::uint64_t bytes_read_so_far() {
 
 } // namespace
 
-TEST_CASE("validate_input: a name ending in .npy, .npz or .ra is a claim judged by that format alone",
-          "[boundary]") {
+TEST_CASE("validate_input: a name ending in .npy, .npz or .ra is a claim judged by that format alone", "[boundary]") {
   scratch_dir dir;
   SECTION("a zip named .npy is bad_magic at 0, as a .npy") {
     const auto checked = npyguard::validate_input(dir.write("x.npy", zip_bytes()).c_str());
@@ -191,8 +190,7 @@ TEST_CASE("validate_input: the bytes around an error come from the same descript
   }
 }
 
-TEST_CASE("validate_fd (.npy) reads a regular file by offset: the header only, the offset untouched",
-          "[boundary]") {
+TEST_CASE("validate_fd (.npy) reads a regular file by offset: the header only, the offset untouched", "[boundary]") {
   scratch_dir dir;
   // A 2 GiB file (sparse: the data is a hole) whose header claims it all.
   const std::uint64_t data = std::uint64_t{2} << 30;

@@ -202,8 +202,7 @@ input_result guarded_input(Function&& function) noexcept {
   try {
     return function();
   } catch (const std::bad_alloc&) {
-  } catch (const std::length_error&) {
-  }
+  } catch (const std::length_error&) {}
   input_result out; // a std::string's default constructor does not allocate
   out.npy = error{error_code::out_of_memory, std::nullopt, "out of memory"};
   return out;

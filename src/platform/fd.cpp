@@ -93,8 +93,7 @@ unique_fd create_unlinked_file(const std::string& directory) {
 } // namespace platform
 
 // The public descriptor reader (npyguard/io.hpp).
-fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms) noexcept
-    : fd_byte_source(fd, timeout_ms, nullptr) {}
+fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms) noexcept : fd_byte_source(fd, timeout_ms, nullptr) {}
 
 fd_byte_source::fd_byte_source(int fd, std::uint32_t timeout_ms, const std::atomic<bool>* cancel) noexcept
     : fd_(fd),
