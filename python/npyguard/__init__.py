@@ -27,6 +27,7 @@ object with size() and read_at(offset, length), FsspecSource an fsspec file.
 """
 
 import functools
+import math
 import operator
 import os
 
@@ -113,6 +114,18 @@ def _cached_options(max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data
         _flag("allow_type5", allow_type5), _flag("reject_metadata", reject_metadata))
 
 
+def _timeout_ms(timeout):
+    """timeout= (seconds, int or float; None: no limit) in whole milliseconds for
+    the native half: how long a FIFO, pipe or device may keep a call waiting."""
+    if timeout is None:
+        return 0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__!r}")
+    if not timeout > 0 or timeout > _U32 // 1000:
+        raise ValueError(f"timeout must be above 0 and at most {_U32 // 1000} seconds (or None), not {timeout!r}")
+    return max(1, math.ceil(timeout * 1000))
+
+
 def _path(path):
     """A path for the native module: os.fsencode of str or os.PathLike."""
     if isinstance(path, (bytes, bytearray, memoryview)):
@@ -179,13 +192,16 @@ def check(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_
 
 
 def check_file(path, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
-               allow_trailing_data=False, allow_object=False, canonical=False):
+               allow_trailing_data=False, allow_object=False, canonical=False, timeout=None):
     """check() for a path: a regular file is read by offset (header only), a FIFO as a stream.
 
-    An unreadable path raises NpyguardIOError (also an OSError)."""
+    The path is opened once without blocking. timeout (seconds, None: no limit)
+    bounds the wait for a FIFO's or device's bytes; past it NpyguardIOError.
+    On the main thread Ctrl-C interrupts the call within about 100 ms
+    (KeyboardInterrupt). An unreadable path raises NpyguardIOError (also an OSError)."""
     opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
                     canonical)
-    return Header(_npyguard.npy_check_file(_path(path), opts))
+    return Header(_npyguard.npy_check_file(_path(path), opts, _timeout_ms(timeout)))
 
 
 def load(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
@@ -206,18 +222,18 @@ def load(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_b
 
 
 def load_file(path, *, mmap=False, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
-              allow_trailing_data=False, allow_object=False, canonical=False):
+              allow_trailing_data=False, allow_object=False, canonical=False, timeout=None):
     """The array of a .npy file, equal to np.load's; the file is opened once.
 
     mmap=False reads exactly the validated data range into memory of its own;
     mmap=True maps it (if another process truncates the file while it is mapped,
     touching the lost pages raises SIGBUS, as with np.load(mmap_mode="r")).
     Either way the array is read-only. Regular files only; object dtypes are
-    refused. Limits as for load().
+    refused. Limits as for load(); timeout as for check_file().
     """
     opts = _options(max_header_bytes, max_depth, _load_limit(max_ndim), max_data_bytes, allow_trailing_data,
                     allow_object, canonical)
-    model, holder = _npyguard.npy_load_file(_path(path), opts, _flag("mmap", mmap))
+    model, holder = _npyguard.npy_load_file(_path(path), opts, _flag("mmap", mmap), _timeout_ms(timeout))
     return _view(model[10], model[5], model[4], holder, 0, model[7])
 
 
@@ -227,7 +243,7 @@ def load_file(path, *, mmap=False, max_header_bytes=10_000, max_depth=32, max_nd
 
 def check_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32, max_ratio=1032,
               max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
-              allow_object=False, canonical=False):
+              allow_object=False, canonical=False, timeout=None):
     """Validate an .npz archive (a path, or its bytes); return an Archive, a dict of
     Member models keyed like np.load(...).files.
 
@@ -239,17 +255,18 @@ def check_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 3
     max_total_bytes  sum of the members' declared uncompressed sizes
     max_ratio        declared uncompressed / compressed size of each deflated member
     The .npy limits apply to every member, max_ndim (64) as for a .npy file.
+    For a path, timeout and Ctrl-C as for check_file().
     """
     opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
                     canonical, verify, max_members, max_total_bytes, max_ratio)
     if _is_path(source):
-        return Archive(_npyguard.npz_check_file(_path(source), opts))
+        return Archive(_npyguard.npz_check_file(_path(source), opts, _timeout_ms(timeout)))
     return Archive(_npyguard.npz_check_buffer(_data(source, "check_npz"), opts))
 
 
 def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32, max_ratio=1032,
              max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
-             allow_object=False, canonical=False):
+             allow_object=False, canonical=False, timeout=None):
     """Every member's array of an .npz archive (a path, or its bytes), as a dict keyed
     like np.load(...).files, each equal to np.load's.
 
@@ -260,11 +277,12 @@ def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32
     (max_total_bytes). Stored members of a bytes input are read-only views of it;
     the others are read-only arrays of their own. Object members are refused.
     max_ndim is capped at the dimensions the installed numpy can build, as for load().
+    For a path, timeout (seconds) bounds the wait for a FIFO's bytes, as for check_file().
     """
     opts = _options(max_header_bytes, max_depth, _load_limit(max_ndim), max_data_bytes, allow_trailing_data,
                     allow_object, canonical, True, max_members, max_total_bytes, max_ratio)
     if _is_path(source):
-        model, holders = _npyguard.npz_load_file(_path(source), opts)
+        model, holders = _npyguard.npz_load_file(_path(source), opts, _timeout_ms(timeout))
     else:
         source = _data(source, "load_npz")
         model, holders = _npyguard.npz_load_buffer(source, opts)
@@ -282,7 +300,7 @@ def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32
 # RawArray
 
 
-def check_ra(source, *, max_ndim=64, max_data_bytes=None, allow_type5=True, reject_metadata=False):
+def check_ra(source, *, max_ndim=64, max_data_bytes=None, allow_type5=True, reject_metadata=False, timeout=None):
     """Validate a RawArray file (a path, or its bytes); return its RaHeader.
 
     Reads the 48 + 8 * ndims header bytes only.
@@ -291,11 +309,13 @@ def check_ra(source, *, max_ndim=64, max_data_bytes=None, allow_type5=True, reje
     max_data_bytes   the data length above this is data_too_large (None: no limit)
     allow_type5      accept element type 5 (Julia's Bool, Rust's bfloat16)
     reject_metadata  refuse bytes after the data (trailing_data)
+    timeout          for a path: seconds a FIFO may keep the call waiting (None: no limit);
+                     Ctrl-C interrupts it, as for check_file()
     """
     opts = _options(max_ndim=max_ndim, max_data_bytes=max_data_bytes, allow_type5=allow_type5,
                     reject_metadata=reject_metadata)
     if _is_path(source):
-        return RaHeader(_npyguard.ra_check_file(_path(source), opts))
+        return RaHeader(_npyguard.ra_check_file(_path(source), opts, _timeout_ms(timeout)))
     return RaHeader(_npyguard.ra_check_buffer(_data(source, "check_ra"), opts))
 
 
@@ -307,7 +327,8 @@ def _ra_dtype_spec(model):
     return spec
 
 
-def load_ra(source, *, mmap=False, max_ndim=64, max_data_bytes=None, allow_type5=True, reject_metadata=False):
+def load_ra(source, *, mmap=False, max_ndim=64, max_data_bytes=None, allow_type5=True, reject_metadata=False,
+            timeout=None):
     """The array of a RawArray file (a path, or its bytes): shape = dims in Fortran order,
     the dtype `npyguard convert` gives it (RaHeader.dtype), equal to np.load of the
     converted file. Types numpy has no dtype for are refused (not_convertible at the
@@ -317,7 +338,7 @@ def load_ra(source, *, mmap=False, max_ndim=64, max_data_bytes=None, allow_type5
     opts = _options(max_ndim=max_ndim, max_data_bytes=max_data_bytes, allow_type5=allow_type5,
                     reject_metadata=reject_metadata)
     if _is_path(source):
-        model, holder = _npyguard.ra_load_file(_path(source), opts, _flag("mmap", mmap))
+        model, holder = _npyguard.ra_load_file(_path(source), opts, _flag("mmap", mmap), _timeout_ms(timeout))
         return _view(_ra_dtype_spec(model), model[5], True, holder, 0, model[8])
     source = _data(source, "load_ra")
     model = _npyguard.ra_check_buffer(source, opts)

@@ -11,17 +11,23 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "native.hpp"
 #include "npyguard/convert.hpp"
+#include "npyguard/input.hpp"
 #include "npyguard/npy/data.hpp"
 #include "npyguard/npy/descr.hpp"
 #include "npyguard/npy/validate.hpp"
@@ -35,6 +41,9 @@ namespace py = pybind11;
 using npyguard_python::native_options;
 
 namespace {
+
+// Python's main thread, the one its signal handlers run on (set at import).
+unsigned long main_thread_ident = 0;
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -254,14 +263,69 @@ auto without_gil(Call&& call) {
   return call();
 }
 
+// The options with the call's timeout (timeout=, in milliseconds; 0: none).
+npyguard::options with_timeout(const native_options& o, std::uint32_t timeout_ms) {
+  npyguard::options opts = o.opts;
+  opts.timeout_ms = timeout_ms;
+  return opts;
+}
+
+// A path through the input boundary (npyguard/input.hpp) as `format`. On
+// Python's main thread the call runs on a thread of its own while this one,
+// taking the GIL every 50 ms, runs Python's signal handlers: when one raises
+// (Ctrl-C: KeyboardInterrupt), the call's cancel flag is set, the boundary
+// stops at its next read or within 50 ms of a wait, and the exception
+// propagates. Elsewhere (signals reach only the main thread) it runs here.
+npyguard::input_result through_boundary(const char* path, const npyguard::options& opts, npyguard::file_format format) {
+  std::atomic<bool> cancel{false};
+  npyguard::input_request request;
+  request.format = format;
+  request.cancel = &cancel;
+  if (PyThread_get_thread_ident() != main_thread_ident) {
+    return without_gil([&] { return npyguard::validate_input(path, opts, request); });
+  }
+  npyguard::input_result out;
+  std::mutex lock;
+  std::condition_variable finished;
+  bool done = false;
+  bool interrupted = false;
+  {
+    const py::gil_scoped_release unlocked;
+    std::thread worker([&] {
+      npyguard::input_result checked = npyguard::validate_input(path, opts, request);
+      const std::lock_guard<std::mutex> guard(lock);
+      out = std::move(checked);
+      done = true;
+      finished.notify_one();
+    });
+    std::unique_lock<std::mutex> guard(lock);
+    while (!finished.wait_for(guard, std::chrono::milliseconds(50), [&] { return done; })) {
+      if (interrupted) continue;
+      guard.unlock();
+      {
+        const py::gil_scoped_acquire held;
+        interrupted = PyErr_CheckSignals() != 0; // the handler's exception stays set
+      }
+      if (interrupted) cancel = true;
+      guard.lock();
+    }
+    guard.unlock();
+    worker.join();
+  }
+  if (interrupted) throw py::error_already_set();
+  return out;
+}
+
 npyguard::data_access access_of(bool map) { return map ? npyguard::data_access::map : npyguard::data_access::read; }
 
 // (model, holder): the file opened once, mapped or read, for either format's array_data.
 template <typename ArrayData, typename ModelOf>
-py::tuple load_file(const std::string& path, const native_options& o, bool map, ModelOf model_of) {
+py::tuple load_file(const std::string& path, const native_options& o, bool map, std::uint32_t timeout_ms,
+                    ModelOf model_of) {
   const char* file = path_of(path);
   ArrayData view;
-  const auto checked = without_gil([&] { return ArrayData::open(file, view, o.opts, access_of(map)); });
+  const npyguard::options opts = with_timeout(o, timeout_ms);
+  const auto checked = without_gil([&] { return ArrayData::open(file, view, opts, access_of(map)); });
   py::tuple model = model_of(value_or_reject(checked));
   std::shared_ptr<data_holder> holder = std::make_shared<view_holder<ArrayData>>(std::move(view));
   return py::make_tuple(model, py::cast(holder));
@@ -273,9 +337,9 @@ py::tuple npy_check_buffer(const py::handle& data, const native_options& o) {
       value_or_reject(without_gil([&] { return npyguard::validate_buffer(input.data(), input.size(), o.opts); })));
 }
 
-py::tuple npy_check_file(const std::string& path, const native_options& o) {
+py::tuple npy_check_file(const std::string& path, const native_options& o, std::uint32_t timeout_ms) {
   const char* file = path_of(path);
-  return npy_model(value_or_reject(without_gil([&] { return npyguard::validate_file(file, o.opts); })));
+  return npy_model(value_or_reject(through_boundary(file, with_timeout(o, timeout_ms), npyguard::file_format::npy).npy));
 }
 
 // The checks of the data view over the caller's memory (object dtypes
@@ -288,8 +352,8 @@ py::tuple npy_load_buffer(const py::handle& data, const native_options& o) {
   })));
 }
 
-py::tuple npy_load_file(const std::string& path, const native_options& o, bool map) {
-  return load_file<npyguard::array_data>(path, o, map, npy_model);
+py::tuple npy_load_file(const std::string& path, const native_options& o, bool map, std::uint32_t timeout_ms) {
+  return load_file<npyguard::array_data>(path, o, map, timeout_ms, npy_model);
 }
 
 py::tuple ra_check_buffer(const py::handle& data, const native_options& o) {
@@ -298,13 +362,13 @@ py::tuple ra_check_buffer(const py::handle& data, const native_options& o) {
       value_or_reject(without_gil([&] { return npyguard::ra::validate_buffer(input.data(), input.size(), o.opts); })));
 }
 
-py::tuple ra_check_file(const std::string& path, const native_options& o) {
+py::tuple ra_check_file(const std::string& path, const native_options& o, std::uint32_t timeout_ms) {
   const char* file = path_of(path);
-  return ra_model(value_or_reject(without_gil([&] { return npyguard::ra::validate_file(file, o.opts); })));
+  return ra_model(value_or_reject(through_boundary(file, with_timeout(o, timeout_ms), npyguard::file_format::ra).ra));
 }
 
-py::tuple ra_load_file(const std::string& path, const native_options& o, bool map) {
-  return load_file<npyguard::ra::array_data>(path, o, map, ra_model);
+py::tuple ra_load_file(const std::string& path, const native_options& o, bool map, std::uint32_t timeout_ms) {
+  return load_file<npyguard::ra::array_data>(path, o, map, timeout_ms, ra_model);
 }
 
 py::tuple npz_checked(const npyguard::npz::archive_result& checked) {
@@ -317,9 +381,9 @@ py::tuple npz_check_buffer(const py::handle& data, const native_options& o) {
   return npz_checked(without_gil([&] { return npyguard::npz::validate_buffer(input.data(), input.size(), o.opts); }));
 }
 
-py::tuple npz_check_file(const std::string& path, const native_options& o) {
+py::tuple npz_check_file(const std::string& path, const native_options& o, std::uint32_t timeout_ms) {
   const char* file = path_of(path);
-  return npz_checked(without_gil([&] { return npyguard::npz::validate_file(file, o.opts); }));
+  return npz_checked(through_boundary(file, with_timeout(o, timeout_ms), npyguard::file_format::npz).npz);
 }
 
 // Memory of our own for every member, or none for the stored members of a
@@ -369,10 +433,11 @@ py::tuple npz_load_buffer(const py::handle& data, const native_options& o) {
                   sink);
 }
 
-py::tuple npz_load_file(const std::string& path, const native_options& o) {
+py::tuple npz_load_file(const std::string& path, const native_options& o, std::uint32_t timeout_ms) {
   const char* file = path_of(path);
   holder_sink sink(/*view_stored=*/false);
-  return npz_load(without_gil([&] { return npyguard::npz::read_archive_file(file, sink, o.opts); }), sink);
+  const npyguard::options opts = with_timeout(o, timeout_ms);
+  return npz_load(without_gil([&] { return npyguard::npz::read_archive_file(file, sink, opts); }), sink);
 }
 
 py::dict error_codes() {
@@ -388,6 +453,7 @@ py::dict error_codes() {
 
 PYBIND11_MODULE(_npyguard, m) {
   m.doc() = "npyguard's native half; use the npyguard package";
+  main_thread_ident = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);
