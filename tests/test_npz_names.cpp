@@ -3,10 +3,15 @@
 // member, and the look-alikes that must stay accepted. The older rules are
 // in test_npz.cpp ("phase D: member names", "phase D: duplicate names").
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include <utf8proc.h>
+
+#include "core/utf8.hpp"
 #include "npyguard/npz/validate.hpp"
+#include "npz/names.hpp" // src/: the normalisation the rules use
 #include "npz_support.hpp"
 #include "support.hpp"
 #include "zip_builder.hpp"
@@ -286,4 +291,83 @@ TEST_CASE("member names: what numpy writes stays accepted", "[npz][names]") {
   require_accepted({"\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87.npy", "\xe6\x97\xa5\xe6\x9c\xac/x.npy", "caf\xc3\xa9.npy",
                     "a.b.npy", "A.npy", "a.npy", "dense/kernel:0.npy", "layer1/weight.npy"});
   require_accepted({"x.npy.npy"});
+}
+
+namespace {
+
+// utf8proc's own NFC or NFKC, the reference the names' fast path must equal.
+std::string utf8proc_form(const std::string& text, bool compatibility) {
+  utf8proc_uint8_t* normal = compatibility ? utf8proc_NFKC(reinterpret_cast<const utf8proc_uint8_t*>(text.c_str()))
+                                           : utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(text.c_str()));
+  REQUIRE(normal != nullptr);
+  std::string out(reinterpret_cast<const char*>(normal));
+  std::free(normal);
+  return out;
+}
+
+std::string utf8(std::uint32_t c) {
+  std::string out;
+  npyguard::detail::append_utf8(out, c);
+  return out;
+}
+
+void require_same_forms(const std::string& text) {
+  INFO("text " << text);
+  REQUIRE(npyguard::npz::detail::nfc(text) == utf8proc_form(text, false));
+  REQUIRE(npyguard::npz::detail::nfkc(text) == utf8proc_form(text, true));
+}
+
+} // namespace
+
+TEST_CASE("member names: the fast NFC and NFKC give utf8proc's forms", "[npz][names][normalization]") {
+  SECTION("every assigned code point of planes 0 and 1, after a starter and before marks") {
+    std::size_t checked = 0;
+    for (std::uint32_t c = 0x80; c < 0x20000; ++c) {
+      if (c >= 0xD800 && c <= 0xDFFF) continue;
+      if (utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_CN) continue;
+      // After 'a' (a first of many pairs), then a mark of class 230 and a mark of
+      // class 220 (out of order); after a Hangul LV syllable (which takes a T jamo).
+      require_same_forms("a" + utf8(c) + "\xcc\x81\xcc\xa3" + utf8(c));
+      require_same_forms("\xea\xb0\x80" + utf8(c) + "x");
+      ++checked;
+    }
+    CHECK(checked > 80000); // 85,182 in Unicode 15
+  }
+  SECTION("random strings of look-alikes, marks, jamo and decomposing characters") {
+    const std::uint32_t pool[] = {'a',    'e',    'K',    '.',    '/',     ' ',     ':',    0x00E9, 0x0301, 0x0323,
+                                  0x0308, 0x0344, 0x0F71, 0x0F72, 0x0F73,  0x0F75,  0x0F77, 0x0958, 0x2126, 0x212A,
+                                  0x1100, 0x1161, 0x11A7, 0x11A8, 0xAC00,  0xAC01,  0xD7A3, 0x3099, 0xFF9E, 0x00A8,
+                                  0xFB01, 0x2025, 0xFF0F, 0xFF3C, 0xFF1A,  0xFF0E,  0x2488, 0x1E9B, 0x0CCA, 0x0CC2,
+                                  0x0CC6, 0x0CD5, 0x05B0, 0x0591, 0x1D15E, 0x1D165, 0x0345, 0x03B1, 0x4E00, 0xFDFA};
+    std::uint64_t state = 7;
+    for (int round = 0; round < 20000; ++round) {
+      std::string text;
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      for (std::size_t n = 1 + (state >> 60); n > 0; --n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        text += utf8(pool[(state >> 33) % (sizeof pool / sizeof pool[0])]);
+      }
+      require_same_forms(text);
+    }
+  }
+}
+
+TEST_CASE("member names: NFC, not NFKC, decides duplicates", "[npz][names]") {
+  // U+FB01 (the ligature fi) is "fi" in NFKC only: both names stay. The NFKC
+  // form check_name builds must never stand in for the NFC form.
+  require_accepted({"\xef\xac\x81.npy", "fi.npy"});
+  require_accepted({"fi.npy", "\xef\xac\x81.npy"});
+  // The Kelvin sign is K in NFC already (a canonical singleton).
+  require_duplicate(
+      {"Ka"
+       "\xef\xac\x81.npy",
+       "\xe2\x84\xaa"
+       "a"
+       "\xef\xac\x81.npy"});
+  // Where NFKC is NFC (no compatibility mapping), the duplicate is found either way.
+  require_duplicate({"e\xcc\x81.npy", "\xc3\xa9.npy"});
+  require_duplicate(
+      {"x" + repeat(u0f73, 3) + ".npy", "x" + repeat("\xe0\xbd\xb1", 3) + repeat("\xe0\xbd\xb2", 3) + ".npy"});
+  // A Hangul LV syllable and a trailing jamo compose to the LVT syllable.
+  require_duplicate({"\xea\xb0\x81.npy", "\xea\xb0\x80\xe1\x86\xa8.npy"});
 }

@@ -196,7 +196,18 @@ std::optional<error> validate_deflated(deflate_state& state, const entry& e, con
   if (auto bad = npyguard::detail::read_preamble(preamble_bytes, held, opts, framing)) return bad;
   if (auto bad = charge_header(state, e, framing, opts)) return bad;
   if ((failure = prefix.fill(framing.data_offset()))) return failure;
-  if (auto bad = npyguard::detail::validate_random_access(space, prefix, opts, model)) return bad;
+  // The header is held whole now (up to the data, or all the member's
+  // declared bytes when it is shorter): read in place, not copied again. The
+  // pipeline reads no byte past the header of a contiguous input; the
+  // declared size decides the data verdict, as for any input.
+  const std::uint64_t held_bytes = state.bytes.size();
+  const std::uint64_t declared = e.uncompressed.value;
+  if (held_bytes < std::min(framing.data_offset(), declared) || declared > std::numeric_limits<std::size_t>::max()) {
+    if (auto bad = npyguard::detail::validate_random_access(space, prefix, opts, model)) return bad;
+  } else if (auto bad = npyguard::detail::validate_contiguous(space, state.bytes.data(),
+                                                              static_cast<std::size_t>(declared), opts, model)) {
+    return bad;
+  }
   // One byte past the header: a stream that stops right after it is seen.
   if ((failure = prefix.fill(model.data_offset + 1))) return failure;
   return std::nullopt;

@@ -1,10 +1,12 @@
 #include "npz/names.hpp"
 
-#include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <utf8proc.h>
 
@@ -50,14 +52,6 @@ constexpr std::uint16_t cp437_high[128] = {
   return c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
-// Format and separator characters (Cf, Zl, Zp): invisible in a listing, so
-// two names that look the same could differ. None is ASCII.
-[[nodiscard]] bool invisible_character(std::uint32_t c) noexcept {
-  if (c < 0x80) return false;
-  const utf8proc_category_t category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
-  return category == UTF8PROC_CATEGORY_CF || category == UTF8PROC_CATEGORY_ZL || category == UTF8PROC_CATEGORY_ZP;
-}
-
 // The character as Python's repr escapes it: \x7f, \u202e, \U0001f600.
 [[nodiscard]] std::string code_point_text(std::uint32_t c) {
   std::string text = c < 0x100 ? "\\x" : c < 0x10000 ? "\\u" : "\\U";
@@ -76,53 +70,431 @@ std::string forbidden_text(std::uint32_t c) {
              : "holds the character " + code_point_text(c) + " (a control or bidirectional formatting character)";
 }
 
+// Hangul syllables decompose, and compose again, by arithmetic (UAX #15,
+// "Hangul"), never through the property tables.
+constexpr std::uint32_t hangul_first = 0xAC00;
+constexpr std::uint32_t hangul_last = 0xD7A3;
+
+[[nodiscard]] bool hangul_syllable(std::uint32_t c) noexcept { return c >= hangul_first && c <= hangul_last; }
+
+// Whether utf8proc's composition (utf8proc_normalize_utf32 with
+// UTF8PROC_COMPOSE, the step after decomposition and reordering in
+// utf8proc_NFC and utf8proc_NFKC) can join `c` to the starter before it: a
+// Hangul vowel or trailing jamo (utf8proc takes U+11A7 as a trailing jamo of
+// index 0, so it is one here too), or a character the composition table
+// lists second in a pair. Exactly the condition of utf8proc's loop.
+[[nodiscard]] bool composes_with_previous(std::uint32_t c, const utf8proc_property_t& p) noexcept {
+  if ((c >= 0x1161 && c <= 0x1175) || (c >= 0x11A7 && c <= 0x11C2)) return true;
+#if UTF8PROC_VERSION_MAJOR > 2 || (UTF8PROC_VERSION_MAJOR == 2 && UTF8PROC_VERSION_MINOR >= 9)
+  return p.comb_issecond != 0;
+#else
+  return p.comb_index != UINT16_MAX && p.comb_index >= 0x8000;
+#endif
+}
+
+// What one pass over a non-ASCII name finds, for the rules in the table's
+// order and for the normalisations the later rules need.
+//
+// `nfc_inert`: no character has a combining class other than 0, none can
+// compose with the character before it, and none has a canonical
+// decomposition other than a Hangul syllable's. Then the name is its own
+// NFC form. Proof, step by step through what utf8proc_NFC does: the
+// canonical decomposition is the name with each Hangul syllable written as
+// its jamo (L V or L V T, every one of class 0); with every class 0 the
+// reordering moves nothing; composition joins a character to the starter
+// before it only when composes_with_previous says so: no character of the
+// name does, so only the jamo a syllable was written as join, L with V and
+// LV with T, which rebuilds the syllable (an L is never second, and the
+// jamo after a syllable's last one is the next character of the name).
+// `nfkc_inert`: `nfc_inert`, and no character has a compatibility
+// decomposition either: the compatibility decomposition is then the
+// canonical one, so the NFKC form is the NFC form, the name itself.
+struct name_scan {
+  std::optional<std::uint32_t> forbidden; // the first forbidden character
+  std::optional<std::uint32_t> invisible; // the first Cf, Zl or Zp character
+  bool canonical_runs_exceeded = false;   // > 30 non-starters in a row, canonical decomposition
+  bool compatibility_runs_exceeded = false;
+  bool nfc_inert = true;
+  bool nfkc_inert = true;
+  bool compatibility_differs = false; // some character's compatibility decomposition is not its canonical one
+};
+
+// One character's full decomposition (canonical or compatibility), as
+// utf8proc_decompose_char writes it (a character without one is its own),
+// with each part's combining class and whether any part can compose with
+// the starter before it.
+// Left uninitialised until filled: a table of them is made for every
+// non-ASCII name.
+struct decomposition {
+  std::uint8_t count;
+  bool composes;
+  // Its runs of non-starters, for counting them a character at a time: the
+  // non-starters before its first starter (all of them without one), after
+  // its last, and the longest run between.
+  bool has_starter;
+  std::uint8_t leading;
+  std::uint8_t trailing;
+  std::uint8_t inner;
+  utf8proc_int32_t parts[decomposition_room];
+  std::uint8_t classes[decomposition_room];
+};
+
+// What the rules need of one non-ASCII character, from utf8proc once.
+struct character_facts {
+  std::uint32_t character = 0xFFFFFFFFu; // none yet; the rest is set when it is filled
+  bool invisible;                        // Cf, Zl or Zp
+  bool unknown;                          // utf8proc has no decomposition for it: not a Unicode 15 code point
+  bool breaks_nfc;                       // a non-starter, second in a pair, or a canonical decomposition
+  bool decomposes;                       // a decomposition of either kind
+  bool compatibility_differs;            // its compatibility decomposition is not its canonical one
+  decomposition canonical;
+  decomposition compatibility;
+};
+
+// The facts of the characters a name uses, each looked up in utf8proc once
+// a name: a small direct-mapped cache (a name of distinct characters pays
+// the lookups once a character, as without it).
+class character_table {
+public:
+  // User-provided, so that value-initialisation (std::optional::emplace)
+  // does not zero the 20 KB before setting each slot's `character`.
+  character_table() noexcept {} // NOLINT(modernize-use-equals-default)
+
+  // The facts of `c`, or nullptr for a plain character: a starter without a
+  // decomposition that never composes with the one before it (most
+  // characters of most scripts), which is kept out of the table. `invisible`
+  // is set for a plain character (the facts hold it for the others).
+  const character_facts* get(std::uint32_t c, bool& invisible) noexcept {
+    character_facts& slot = slots_[(c ^ (c >> 6)) & (slot_count - 1)];
+    if (slot.character == c) return &slot;
+    const utf8proc_property_t& p = *utf8proc_get_property(static_cast<utf8proc_int32_t>(c));
+    if (p.decomp_seqindex == UINT16_MAX && p.combining_class == 0 && !hangul_syllable(c) &&
+        !composes_with_previous(c, p)) {
+      invisible = p.category == UTF8PROC_CATEGORY_CF || p.category == UTF8PROC_CATEGORY_ZL ||
+                  p.category == UTF8PROC_CATEGORY_ZP;
+      return nullptr;
+    }
+    fill(c, p, slot);
+    return &slot;
+  }
+
+private:
+  static void decompose(std::uint32_t c, bool compatibility, decomposition& out, bool& unknown) noexcept {
+    const auto options = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compatibility ? UTF8PROC_COMPAT : 0));
+    int boundary_class = 0; // unused without UTF8PROC_CHARBOUND
+    utf8proc_ssize_t count = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), out.parts, decomposition_room,
+                                                     options, &boundary_class);
+    if (count < 0 || count > decomposition_room) { // keep the character itself, and refuse the name
+      unknown = true;
+      out.parts[0] = static_cast<utf8proc_int32_t>(c);
+      count = 1;
+    }
+    out.count = static_cast<std::uint8_t>(count);
+    out.composes = false;
+    out.has_starter = false;
+    out.leading = 0;
+    out.inner = 0;
+    std::uint8_t run = 0;
+    for (utf8proc_ssize_t k = 0; k < count; ++k) {
+      const utf8proc_property_t& p = *utf8proc_get_property(out.parts[k]);
+      out.classes[k] = static_cast<std::uint8_t>(p.combining_class);
+      out.composes = out.composes || composes_with_previous(static_cast<std::uint32_t>(out.parts[k]), p);
+      if (out.classes[k] != 0) {
+        ++run;
+        continue;
+      }
+      if (out.has_starter) out.inner = std::max(out.inner, run);
+      if (!out.has_starter) out.leading = run;
+      out.has_starter = true;
+      run = 0;
+    }
+    if (!out.has_starter) out.leading = run;
+    out.trailing = run;
+  }
+
+  static void fill(std::uint32_t c, const utf8proc_property_t& p, character_facts& slot) noexcept {
+    slot.character = c;
+    slot.invisible =
+        p.category == UTF8PROC_CATEGORY_CF || p.category == UTF8PROC_CATEGORY_ZL || p.category == UTF8PROC_CATEGORY_ZP;
+    slot.unknown = false;
+    slot.decomposes = p.decomp_seqindex != UINT16_MAX || hangul_syllable(c);
+    const bool canonical = slot.decomposes && (p.decomp_type == 0 || hangul_syllable(c));
+    slot.breaks_nfc = p.combining_class != 0 || composes_with_previous(c, p) || canonical;
+    decompose(c, false, slot.canonical, slot.unknown);
+    if (!slot.decomposes) {
+      slot.compatibility = slot.canonical;
+      slot.compatibility_differs = false;
+      return;
+    }
+    decompose(c, true, slot.compatibility, slot.unknown);
+    slot.compatibility_differs =
+        slot.canonical.count != slot.compatibility.count ||
+        !std::equal(slot.canonical.parts, slot.canonical.parts + slot.canonical.count, slot.compatibility.parts);
+  }
+
+  static constexpr std::size_t slot_count = 64;
+  character_facts slots_[slot_count];
+};
+
+// A run of non-starters in a decomposition: more than 30 (UAX #15's
+// stream-safe limit) make the reordering quadratic.
+class run_counter {
+public:
+  void starter() noexcept { run_ = 0; }
+  // The same count as one part at a time, from the decomposition's summary.
+  void add(const decomposition& parts) noexcept {
+    run_ += parts.leading;
+    bool over = run_ > max_non_starters;
+    if (parts.has_starter) {
+      run_ = parts.trailing;
+      over = over || parts.inner > max_non_starters || run_ > max_non_starters;
+    }
+    exceeded_ = exceeded_ || over;
+  }
+  [[nodiscard]] bool exceeded() const noexcept { return exceeded_; }
+
+private:
+  std::size_t run_ = 0;
+  bool exceeded_ = false;
+};
+
 // The character rules in the table's order: forbidden characters, then
 // invisible ones (none is ASCII).
-std::optional<std::string> character_problem(std::string_view name, bool ascii) {
+std::optional<std::string> character_problem(std::string_view name, bool ascii, const name_scan& scan) {
   if (ascii) {
     for (const char c : name) {
       if (forbidden_character(static_cast<unsigned char>(c))) return forbidden_text(static_cast<unsigned char>(c));
     }
     return std::nullopt;
   }
-  for (std::size_t i = 0; i < name.size();) {
-    const std::uint32_t c = next_code_point(name, i);
-    if (forbidden_character(c)) return forbidden_text(c);
-  }
-  for (std::size_t i = 0; i < name.size();) {
-    const std::uint32_t c = next_code_point(name, i);
-    if (invisible_character(c)) {
-      return "holds the character " + code_point_text(c) + " (a format or separator character, invisible in a listing)";
-    }
+  if (scan.forbidden) return forbidden_text(*scan.forbidden);
+  if (scan.invisible) {
+    return "holds the character " + code_point_text(*scan.invisible) +
+           " (a format or separator character, invisible in a listing)";
   }
   return std::nullopt;
 }
 
-// True when the name's canonical decomposition (with `compatibility`, its
-// compatibility decomposition) holds more than 30 non-starters in a row.
-// Counted after decomposition because one character can decompose into
-// several (U+0F73 into two); a longer run makes normalisation's reordering
-// quadratic. One decomposed character at a time, on the stack.
-[[nodiscard]] bool exceeds_stream_safe(std::string_view name, bool compatibility) noexcept {
-  const auto options = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compatibility ? UTF8PROC_COMPAT : 0));
-  utf8proc_int32_t parts[decomposition_room];
-  std::size_t run = 0;
-  for (std::size_t i = 0; i < name.size();) {
-    const std::uint32_t c = next_code_point(name, i);
-    if (c < 0x80) { // ASCII: starters that decompose to themselves
-      run = 0;
-      continue;
+// Puts points[0, size), a run of non-starters out of order, in canonical order: a
+// stable sort by combining class, as utf8proc's reordering (it swaps
+// neighbours whose classes are out of order, the swaps of an insertion sort,
+// so the order is the same). Runs are at most 30 long in a name check_name
+// accepted. With at most four distinct classes (two for U+0F73's parts) one
+// pass a class picks them in order; else an insertion sort on packed
+// (class, code point) words. `classes` is left as it was: no one reads a
+// sorted run's classes.
+void order_run(utf8proc_int32_t* points, const std::uint8_t* classes, std::size_t size) {
+  // The classes present, as a 256-bit set: read in ascending order below.
+  std::uint64_t present[4] = {0, 0, 0, 0};
+  for (std::size_t i = 0; i < size; ++i) present[classes[i] >> 6] |= std::uint64_t{1} << (classes[i] & 63);
+  std::size_t kinds = 0;
+  for (const std::uint64_t word : present) {
+    for (std::uint64_t left = word; left != 0 && kinds <= 4; left &= left - 1) ++kinds; // stops past four
+  }
+  constexpr std::size_t held_size = 2 * max_non_starters;
+  if (kinds <= 4 && size <= held_size) { // one pass a class, in ascending order
+    utf8proc_int32_t picked[held_size + 1];
+    std::size_t at = 0;
+    for (std::size_t word = 0; word < 4; ++word) {
+      for (std::uint64_t left = present[word]; left != 0; left &= left - 1) {
+        const auto wanted = static_cast<std::uint8_t>(word * 64 + static_cast<std::size_t>(__builtin_ctzll(left)));
+        for (std::size_t i = 0; i < size; ++i) { // written always, kept when the class matches
+          picked[at] = points[i];
+          at += classes[i] == wanted ? 1 : 0;
+        }
+      }
     }
-    int boundary_class = 0; // unused without UTF8PROC_CHARBOUND
-    const utf8proc_ssize_t count =
-        utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), parts, decomposition_room, options, &boundary_class);
-    if (count < 0 || count > decomposition_room) return true; // no such character in Unicode 15: refuse
-    for (utf8proc_ssize_t k = 0; k < count; ++k) {
-      run = utf8proc_get_property(parts[k])->combining_class != 0 ? run + 1 : 0;
-      if (run > max_non_starters) return true;
+    std::copy(picked, picked + size, points);
+    return;
+  }
+  std::uint64_t held[held_size];
+  std::vector<std::uint64_t> spilled; // a longer run (a name check_name did not see)
+  std::uint64_t* words = held;
+  if (size > held_size) {
+    spilled.resize(size);
+    words = spilled.data();
+  }
+  for (std::size_t i = 0; i < size; ++i)
+    words[i] = std::uint64_t{classes[i]} << 32 | static_cast<std::uint32_t>(points[i]);
+  for (std::size_t i = 1; i < size; ++i) {
+    const std::uint64_t word = words[i];
+    std::size_t j = i;
+    for (; j > 0 && (words[j - 1] >> 32) > (word >> 32); --j) words[j] = words[j - 1];
+    words[j] = word;
+  }
+  for (std::size_t i = 0; i < size; ++i) points[i] = static_cast<utf8proc_int32_t>(words[i] & 0xFFFFFFFFu);
+}
+
+// A normal form's code points, built a character at a time: each character
+// is decomposed as utf8proc_decompose_char does, with the parts' combining
+// classes kept (character_table); each run of non-starters is put in order
+// once it ends (order_run); finish() then composes, only when some part can
+// compose with the starter before it (composes_with_previous, the condition
+// of utf8proc's own composition loop: without such a part that loop changes
+// nothing), with utf8proc_normalize_utf32 and the options utf8proc_NFC
+// (utf8proc_NFKC) pass it, and writes UTF-8. The result is the code points
+// utf8proc_NFC (utf8proc_NFKC) gives, in fewer steps. Linear in the name
+// when its runs are bounded. The buffers are the thread's, reused.
+class point_builder {
+public:
+  explicit point_builder(bool compatibility) noexcept : compatibility_(compatibility) {}
+  point_builder(const point_builder&) = delete;
+  point_builder& operator=(const point_builder&) = delete;
+
+  // `facts`: the character's (nullptr for ASCII and plain starters).
+  void add(std::uint32_t c, const character_facts* facts) {
+    room(decomposition_room);
+    if (facts == nullptr) {
+      put_starter(static_cast<utf8proc_int32_t>(c));
+      return;
+    }
+    const decomposition& whole = compatibility_ ? facts->compatibility : facts->canonical;
+    composes_ = composes_ || whole.composes;
+    for (std::size_t k = 0; k < whole.count; ++k) {
+      const std::uint8_t combining_class = whole.classes[k];
+      if (combining_class == 0) {
+        put_starter(whole.parts[k]);
+        continue;
+      }
+      sorted_ = sorted_ && last_class_ <= combining_class;
+      last_class_ = combining_class;
+      points_[size_] = whole.parts[k];
+      classes_[size_++] = combining_class;
     }
   }
-  return false;
+
+  void finish(std::string& out) {
+    end_run();
+    std::size_t length = size_;
+    if (composes_) {
+      const utf8proc_ssize_t composed = utf8proc_normalize_utf32(
+          points_.data(), static_cast<utf8proc_ssize_t>(length),
+          static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE | (compatibility_ ? UTF8PROC_COMPAT : 0)));
+      if (composed < 0) throw std::length_error("normalize");
+      length = static_cast<std::size_t>(composed);
+    }
+    std::size_t bytes = 0; // exactly, so that the string kept for the name holds no slack
+    for (std::size_t k = 0; k < length; ++k) {
+      const auto c = static_cast<std::uint32_t>(points_[k]);
+      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    }
+    out.clear();
+    out.resize(bytes);
+    char* at = &out[0];
+    for (std::size_t k = 0; k < length; ++k) at = put_utf8(at, static_cast<std::uint32_t>(points_[k]));
+  }
+
+private:
+  static char* put_utf8(char* at, std::uint32_t c) noexcept {
+    if (c < 0x80) {
+      *at++ = static_cast<char>(c);
+    } else if (c < 0x800) {
+      *at++ = static_cast<char>(0xC0 | (c >> 6));
+      *at++ = static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      *at++ = static_cast<char>(0xE0 | (c >> 12));
+      *at++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *at++ = static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      *at++ = static_cast<char>(0xF0 | (c >> 18));
+      *at++ = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      *at++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *at++ = static_cast<char>(0x80 | (c & 0x3F));
+    }
+    return at;
+  }
+  void room(std::size_t more) {
+    if (points_.size() >= size_ + more) return;
+    points_.resize(std::max(2 * points_.size(), size_ + more));
+    classes_.resize(points_.size());
+  }
+  void end_run() {
+    if (!sorted_) order_run(points_.data() + run_begin_, classes_.data() + run_begin_, size_ - run_begin_);
+    sorted_ = true;
+    last_class_ = 0;
+  }
+  void put_starter(utf8proc_int32_t c) {
+    end_run();
+    points_[size_] = c;
+    classes_[size_++] = 0;
+    run_begin_ = size_;
+  }
+
+  static thread_local std::vector<utf8proc_int32_t> points_; // [0, size_) in use
+  static thread_local std::vector<std::uint8_t> classes_;
+  bool compatibility_;
+  bool composes_ = false;
+  std::size_t size_ = 0;
+  std::size_t run_begin_ = 0;   // where the current run of non-starters begins
+  bool sorted_ = true;          // the current run's classes never go down
+  std::uint8_t last_class_ = 0; // of the current run's last part
+};
+
+thread_local std::vector<utf8proc_int32_t> point_builder::points_;
+thread_local std::vector<std::uint8_t> point_builder::classes_;
+
+// The name's NFC form (`compatibility`: its NFKC form) into `out`.
+void normalize(std::string_view name, bool compatibility, character_table& table, std::string& out) {
+  point_builder points(compatibility);
+  for (std::size_t i = 0; i < name.size();) {
+    const std::uint32_t c = next_code_point(name, i);
+    bool invisible = false;
+    points.add(c, c < 0x80 ? nullptr : table.get(c, invisible));
+  }
+  points.finish(out);
+}
+
+// One pass over a non-ASCII name, each distinct character looked up once.
+// With `folding` the pass also builds the name's NFKC code points, from the
+// first character that is not plain on (the characters before it, ASCII,
+// plain starters and Hangul syllables, are added then), and stops once a
+// run of the compatibility decomposition passes 30 (the name is refused
+// before its NFKC form is needed, and the run is never sorted).
+name_scan scan_name(std::string_view name, character_table& table, point_builder* folding = nullptr) {
+  name_scan scan;
+  run_counter canonical;
+  run_counter compatibility;
+  bool unknown = false;
+  bool building = false;
+  for (std::size_t i = 0; i < name.size();) {
+    const std::size_t start = i;
+    const std::uint32_t c = next_code_point(name, i);
+    if (!scan.forbidden && forbidden_character(c)) scan.forbidden = c;
+    const bool starter = c < 0x80 || hangul_syllable(c);
+    bool invisible = false;
+    const character_facts* facts = starter ? nullptr : table.get(c, invisible);
+    if (folding != nullptr && !building && facts != nullptr && !compatibility.exceeded()) {
+      building = true;
+      for (std::size_t j = 0; j < start;) {
+        const std::uint32_t earlier = next_code_point(name, j);
+        bool ignored = false;
+        folding->add(earlier, earlier < 0x80 ? nullptr : table.get(earlier, ignored));
+      }
+      facts = table.get(c, invisible); // the lookups above may have taken its slot
+    }
+    if (building) {
+      bool ignored = false;
+      folding->add(c, c >= 0x80 && hangul_syllable(c) ? table.get(c, ignored) : facts);
+    }
+    if (facts == nullptr) { // ASCII, a Hangul syllable (jamo, all starters) or a plain starter
+      if (invisible && !scan.invisible) scan.invisible = c;
+      canonical.starter();
+      compatibility.starter();
+      continue;
+    }
+    if (facts->invisible && !scan.invisible) scan.invisible = c;
+    scan.nfc_inert = scan.nfc_inert && !facts->breaks_nfc;
+    scan.nfkc_inert = scan.nfkc_inert && !facts->decomposes;
+    scan.compatibility_differs = scan.compatibility_differs || facts->compatibility_differs;
+    unknown = unknown || facts->unknown;
+    canonical.add(facts->canonical);
+    compatibility.add(facts->compatibility);
+    building = building && !compatibility.exceeded();
+  }
+  scan.nfkc_inert = scan.nfkc_inert && scan.nfc_inert;
+  scan.canonical_runs_exceeded = canonical.exceeded() || unknown;
+  scan.compatibility_runs_exceeded = compatibility.exceeded() || unknown;
+  return scan;
 }
 
 // Without flag bit 11 the bytes are CP437 to numpy, but a lenient UTF-8
@@ -143,32 +515,53 @@ std::optional<std::string> character_problem(std::string_view name, bool ascii) 
 // (from U+FF3C) is a separator to a Windows consumer.
 [[nodiscard]] bool separator(char c) noexcept { return c == '/' || c == '\\'; }
 
-[[nodiscard]] std::size_t component_count(std::string_view path) noexcept {
-  std::size_t count = 1;
-  for (const char c : path) count += separator(c) ? 1u : 0u;
-  return count;
+// The first separator ('/' or '\\') in path[from, end), or npos: eight
+// bytes at a time, so that a long component costs a word a step and a short
+// one no call.
+[[nodiscard]] std::size_t next_separator(std::string_view path, std::size_t from) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101u;
+  constexpr std::uint64_t highs = 0x8080808080808080u;
+  const auto has_zero_byte = [](std::uint64_t word) { return ((word - ones) & ~word & highs) != 0; };
+  std::size_t i = from;
+  for (; i + 8 <= path.size(); i += 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, path.data() + i, sizeof word);
+    if (has_zero_byte(word ^ ('/' * ones)) || has_zero_byte(word ^ ('\\' * ones))) break;
+  }
+  for (; i < path.size(); ++i) {
+    if (separator(path[i])) return i;
+  }
+  return std::string_view::npos;
 }
 
-// The first component of `path` that is empty, "." or "..", and the first
-// that ends in a space or a dot (Windows drops those: "dir./x.npy" is
-// "dir/x.npy" there). One pass.
+// The first component of `path` that is empty, "." or "..", the first that
+// ends in a space or a dot (Windows drops those: "dir./x.npy" is
+// "dir/x.npy" there), where the last component starts, and how many
+// components there are. One pass.
 struct component_scan {
   std::optional<std::string_view> bad;
   std::optional<std::string_view> trailing;
+  std::size_t last_begin = 0;
+  std::size_t count = 0;
 };
+
+void scan_component(std::string_view component, component_scan& scan) noexcept {
+  const bool dots = component.size() <= 2 && component.find_first_not_of('.') == std::string_view::npos;
+  if (dots && !scan.bad) scan.bad = component; // "", "." or ".."
+  const char last = component.empty() ? '/' : component.back();
+  if ((last == ' ' || last == '.') && !scan.trailing) scan.trailing = component;
+  ++scan.count;
+}
 
 [[nodiscard]] component_scan scan_components(std::string_view path) noexcept {
   component_scan scan;
   std::size_t begin = 0;
-  for (std::size_t i = 0; i <= path.size(); ++i) {
-    if (i < path.size() && !separator(path[i])) continue;
-    const std::string_view component = path.substr(begin, i - begin);
-    const bool dots = component.size() <= 2 && component.find_first_not_of('.') == std::string_view::npos;
-    if (dots && !scan.bad) scan.bad = component; // "", "." or ".."
-    const char last = component.empty() ? '/' : component.back();
-    if ((last == ' ' || last == '.') && !scan.trailing) scan.trailing = component;
-    begin = i + 1;
+  for (std::size_t end = next_separator(path, 0); end != std::string_view::npos; end = next_separator(path, begin)) {
+    scan_component(path.substr(begin, end - begin), scan);
+    begin = end + 1;
   }
+  scan_component(path.substr(begin), scan);
+  scan.last_begin = begin;
   return scan;
 }
 
@@ -177,7 +570,7 @@ struct component_scan {
 // The key's components are the name's but for the last, so the name is
 // scanned once and the key's last component on its own. A phrase for
 // "the name ...", or nullopt.
-std::optional<std::string> path_problem(std::string_view name) {
+std::optional<std::string> path_problem(std::string_view name, std::size_t* components = nullptr) {
   const std::string_view key = name.substr(0, name.size() - npy_suffix.size());
   if (key.empty()) return "is \".npy\" alone: its key would be empty";
   if (separator(name.front())) return "is an absolute path";
@@ -185,10 +578,10 @@ std::optional<std::string> path_problem(std::string_view name) {
       ((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z'))) {
     return "starts with a drive letter";
   }
-  std::size_t last_separator = key.size();
-  while (last_separator > 0 && !separator(key[last_separator - 1])) --last_separator;
   const component_scan in_name = scan_components(name);
-  const component_scan in_key = scan_components(key.substr(last_separator));
+  // ".npy" holds no separator: the key's last component starts where the name's does.
+  component_scan in_key;
+  scan_component(key.substr(in_name.last_begin), in_key);
   const auto bad = [](std::string_view component, const char* whose) {
     return component.empty() ? "has an empty path component" + std::string(whose)
                              : "has a \"" + std::string(component) + "\" path component" + whose;
@@ -197,6 +590,7 @@ std::optional<std::string> path_problem(std::string_view name) {
     return "has a path component ending in " + std::string(component.back() == ' ' ? "a space" : "a dot") + whose +
            " (Windows drops it)";
   };
+  if (components != nullptr) *components = in_name.count;
   if (in_name.bad) return bad(*in_name.bad, "");
   if (in_key.bad) return bad(*in_key.bad, " in its key");
   if (in_name.trailing) return trailing(*in_name.trailing, "");
@@ -204,28 +598,52 @@ std::optional<std::string> path_problem(std::string_view name) {
   return std::nullopt;
 }
 
+// What check_name found of the last name it checked, for nfc(), which
+// central.cpp calls next on the same name: the name is its own NFC form
+// (`own`), or `text` is its NFC form. Kept only with the name it is for,
+// compared byte for byte, so it can never answer for another name.
+struct normal_form {
+  std::string name;
+  bool own = false;
+  std::string text;
+};
+thread_local normal_form last_normal;
+
+void remember(std::string_view name, bool own) {
+  last_normal.name.assign(name);
+  last_normal.own = own;
+}
+
 // The NFKC form of a name, the fold a consumer (or Windows' best-fit code
 // pages) may apply, must not make a separator, a "..", a drive letter or a
 // component end that the name does not have. Checked after the name's own
-// path rules, on a non-ASCII name only (ASCII is its own NFKC form).
-std::optional<std::string> folded_path_problem(std::string_view name) {
+// path rules, on a non-ASCII name only (ASCII is its own NFKC form), and
+// only when the scan could not show that the name is its own NFKC form (then
+// the name's own path rules, already passed, are these).
+std::optional<std::string> folded_path_problem(std::string_view name, std::size_t components, const name_scan& scan,
+                                               point_builder& folding) {
+  if (scan.nfkc_inert) return std::nullopt;
+  last_normal.name.clear(); // until this name's NFC form is known
   // The canonical run bounds NFC, not NFKC: U+FF9E is a starter whose
   // compatibility decomposition is the non-starter U+3099, so U+FF9E U+0301
   // repeated is one run to NFKC's reordering.
-  if (exceeds_stream_safe(name, true)) {
+  if (scan.compatibility_runs_exceeded) {
     return "has more than " + std::to_string(max_non_starters) +
            " non-starters in a row in its compatibility decomposition (Unicode's stream-safe limit, for NFKC)";
   }
-  utf8proc_uint8_t* normal = utf8proc_NFKC(reinterpret_cast<const utf8proc_uint8_t*>(std::string(name).c_str()));
-  if (normal == nullptr) throw std::bad_alloc();
-  const std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owner(normal, &std::free);
-  const std::string_view folded(reinterpret_cast<const char*>(normal));
+  std::string& folded = last_normal.text;
+  folding.finish(folded);
+  // Where every compatibility decomposition is the canonical one the NFKC
+  // form is the NFC form (the same composition of the same code points).
+  if (!scan.compatibility_differs) remember(name, false);
   // NFKC leaves the final ".npy" alone: nothing composes with a '.'.
-  if (folded.size() < npy_suffix.size() || folded.substr(folded.size() - npy_suffix.size()) != npy_suffix) {
+  if (folded.size() < npy_suffix.size() ||
+      std::string_view(folded).substr(folded.size() - npy_suffix.size()) != npy_suffix) {
     return "does not end in \".npy\" in its NFKC form";
   }
-  if (auto why = path_problem(folded)) return "in its NFKC form (a look-alike fold) " + *why;
-  if (component_count(folded) != component_count(name)) {
+  std::size_t folded_components = 0;
+  if (auto why = path_problem(folded, &folded_components)) return "in its NFKC form (a look-alike fold) " + *why;
+  if (folded_components != components) {
     return "gains a path separator in its NFKC form (a look-alike of '/' or '\\')";
   }
   return std::nullopt;
@@ -235,31 +653,42 @@ std::optional<std::string> folded_path_problem(std::string_view name) {
 
 bool decode_name(const unsigned char* raw, std::size_t length, bool utf8_flag, std::string& decoded) {
   decoded.clear();
+  if (utf8_flag) { // strict UTF-8 is its own decoding: checked, then copied whole
+    for (std::size_t i = 0; i < length;) {
+      if (raw[i] < 0x80) {
+        ++i;
+        continue;
+      }
+      const auto step = npyguard::detail::decode_utf8(raw + i, length - i);
+      if (step.length == 0) return false;
+      i += step.length;
+    }
+    decoded.assign(reinterpret_cast<const char*>(raw), length);
+    return true;
+  }
   decoded.reserve(length);
   for (std::size_t i = 0; i < length;) {
     const unsigned char b = raw[i];
     if (b < 0x80) {
       decoded.push_back(static_cast<char>(b));
       ++i;
-    } else if (!utf8_flag) {
+    } else {
       npyguard::detail::append_utf8(decoded, cp437_high[b - 0x80]);
       ++i;
-    } else {
-      const auto step = npyguard::detail::decode_utf8(raw + i, length - i);
-      if (step.length == 0) return false;
-      decoded.append(reinterpret_cast<const char*>(raw + i), step.length);
-      i += step.length;
     }
   }
   return true;
 }
 
-std::optional<error> check_name(const unsigned char* raw, std::size_t length, bool utf8_flag,
-                                const std::string& decoded, std::uint64_t at, std::string& key) {
-  const std::string_view name = decoded;
-  const bool ascii = is_ascii(name);
-  if (auto why = character_problem(name, ascii)) return name_error(at, std::move(*why));
-  if (!ascii && exceeds_stream_safe(name, false)) {
+namespace {
+
+// check_name's rules; `table` and `folding` are null for an ASCII name.
+std::optional<error> check_rules(const unsigned char* raw, std::size_t length, bool utf8_flag, std::string_view name,
+                                 std::uint64_t at, std::string& key, character_table* table, point_builder* folding) {
+  const bool ascii = table == nullptr;
+  const name_scan scan = ascii ? name_scan{} : scan_name(name, *table, folding);
+  if (auto why = character_problem(name, ascii, scan)) return name_error(at, std::move(*why));
+  if (scan.canonical_runs_exceeded) {
     return name_error(at, "has more than " + std::to_string(max_non_starters) +
                               " non-starters in a row in its canonical decomposition (Unicode's stream-safe limit)");
   }
@@ -272,26 +701,52 @@ std::optional<error> check_name(const unsigned char* raw, std::size_t length, bo
   if (name.size() < npy_suffix.size() || name.substr(name.size() - npy_suffix.size()) != npy_suffix) {
     return error{error_code::not_npy_member, at, "the name does not end in \".npy\" (every member must be an array)"};
   }
-  if (auto why = path_problem(name)) return name_error(at, std::move(*why));
+  std::size_t components = 0;
+  if (auto why = path_problem(name, &components)) return name_error(at, std::move(*why));
   if (!ascii) {
-    if (auto why = folded_path_problem(name)) return name_error(at, std::move(*why));
+    if (scan.nfc_inert) remember(name, true);
+    if (auto why = folded_path_problem(name, components, scan, *folding)) return name_error(at, std::move(*why));
   }
   key.assign(name.substr(0, name.size() - npy_suffix.size()));
   return std::nullopt;
 }
 
+} // namespace
+
+std::optional<error> check_name(const unsigned char* raw, std::size_t length, bool utf8_flag,
+                                const std::string& decoded, std::uint64_t at, std::string& key) {
+  if (is_ascii(decoded)) return check_rules(raw, length, utf8_flag, decoded, at, key, nullptr, nullptr);
+  character_table table; // 20 KB, each slot's contents set when it is filled
+  point_builder folding(true);
+  return check_rules(raw, length, utf8_flag, decoded, at, key, &table, &folding);
+}
+
 std::string nfc(const std::string& decoded) {
   if (is_ascii(decoded)) return decoded;
-  utf8proc_uint8_t* normal = utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(decoded.c_str()));
-  if (normal == nullptr) throw std::bad_alloc();
-  const std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owner(normal, &std::free);
-  return std::string(reinterpret_cast<const char*>(normal));
+  if (!last_normal.name.empty() && last_normal.name == decoded) {
+    last_normal.name.clear();
+    return last_normal.own ? decoded : std::move(last_normal.text);
+  }
+  character_table parts;
+  if (scan_name(decoded, parts).nfc_inert) return decoded;
+  std::string normal;
+  normalize(decoded, false, parts, normal);
+  return normal;
+}
+
+std::string nfkc(const std::string& decoded) {
+  if (is_ascii(decoded)) return decoded;
+  character_table parts;
+  if (scan_name(decoded, parts).nfkc_inert) return decoded;
+  std::string normal;
+  normalize(decoded, true, parts, normal);
+  return normal;
 }
 
 // --- path_tree -------------------------------------------------------------
 
 std::string_view path_tree::path(const node& n) const noexcept {
-  return std::string_view(bytes_).substr(static_cast<std::size_t>(n.begin), n.length);
+  return std::string_view(blocks_[static_cast<std::size_t>(n.begin >> 32)].get() + (n.begin & 0xFFFFFFFFu), n.length);
 }
 
 std::size_t path_tree::edge_start(const node& n) const noexcept {
@@ -350,6 +805,28 @@ void path_tree::reindex(std::uint32_t id, std::uint32_t replacement) {
   slots_[slot] = replacement + 1;
 }
 
+// Blocks of 4 KiB doubling to 256 KiB (a longer name gets one of its own),
+// left uninitialised: a name's bytes are copied once and never move, where
+// one growing string copied them again at each doubling, into memory the
+// kernel had to fault in again.
+std::uint64_t path_tree::store(std::string_view name) {
+  if (blocks_.empty() || block_left_ < name.size()) {
+    if (blocks_.size() >= 0xFFFFFFFFu) throw std::length_error("path_tree");
+    constexpr std::size_t first_block = 4096;
+    constexpr std::size_t largest_block = std::size_t{256} * 1024;
+    block_size_ = blocks_.empty() ? first_block : std::min(largest_block, 2 * block_size_);
+    const std::size_t size = std::max(block_size_, name.size());
+    blocks_.emplace_back(new char[size]);
+    block_used_ = 0;
+    block_left_ = size;
+  }
+  const std::uint64_t at = std::uint64_t{blocks_.size() - 1} << 32 | block_used_;
+  std::memcpy(blocks_.back().get() + block_used_, name.data(), name.size());
+  block_used_ += name.size();
+  block_left_ -= name.size();
+  return at;
+}
+
 std::uint32_t path_tree::add_node(const node& n) {
   if (nodes_.size() >= no_node) throw std::length_error("path_tree");
   nodes_.push_back(n);
@@ -367,8 +844,7 @@ std::optional<path_tree::clash> path_tree::add(std::string_view name, std::size_
     const std::uint32_t child = find_child(at, component, key);
     if (child == no_node) {
       const std::uint32_t leaf =
-          add_node(node{bytes_.size(), static_cast<std::uint32_t>(name.size()), at, key, member, true});
-      bytes_.append(name);
+          add_node(node{store(name), static_cast<std::uint32_t>(name.size()), at, key, member, true});
       index(leaf);
       return std::nullopt;
     }
@@ -402,8 +878,7 @@ std::optional<path_tree::clash> path_tree::add(std::string_view name, std::size_
     const std::string_view own = rest.substr(split + 1);
     const std::uint64_t own_key = child_key(middle, own.substr(0, own.find('/')));
     const std::uint32_t leaf =
-        add_node(node{bytes_.size(), static_cast<std::uint32_t>(name.size()), middle, own_key, member, true});
-    bytes_.append(name);
+        add_node(node{store(name), static_cast<std::uint32_t>(name.size()), middle, own_key, member, true});
     index(leaf);
     return std::nullopt;
   }

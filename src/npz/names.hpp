@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,9 +29,12 @@ namespace npyguard::npz::detail {
 [[nodiscard]] std::optional<error> check_name(const unsigned char* raw, std::size_t length, bool utf8_flag,
                                               const std::string& decoded, std::uint64_t at, std::string& key);
 
-// The Unicode NFC form of a decoded name (ASCII names are their own).
-// Linear for a name that check_name accepted. May throw std::bad_alloc.
+// The Unicode NFC (NFKC) form of a decoded name, the code points
+// utf8proc_NFC (utf8proc_NFKC) gives: ASCII names, and names a quick check
+// shows to be their own form, are returned as they are. Linear for a name
+// that check_name accepted. May throw std::bad_alloc.
 [[nodiscard]] std::string nfc(const std::string& decoded);
+[[nodiscard]] std::string nfkc(const std::string& decoded);
 
 // The names seen so far as a tree of '/'-separated paths, compressed so
 // that a chain of single children is one edge (a radix tree over path
@@ -60,7 +64,8 @@ private:
   static constexpr std::uint32_t no_node = 0xFFFFFFFFu;
 
   // A node is a path: the first `length` bytes of the name stored at
-  // `begin` in bytes_, ending at a component boundary. Its edge from
+  // `begin` (a block of blocks_ in the high 32 bits, the offset in it in the
+  // low 32), ending at a component boundary. Its edge from
   // `parent` is the part after the parent's path and its '/'.
   struct node {
     std::uint64_t begin = 0;
@@ -78,8 +83,12 @@ private:
   void index(std::uint32_t id);
   void reindex(std::uint32_t id, std::uint32_t replacement);
   std::uint32_t add_node(const node& n);
+  [[nodiscard]] std::uint64_t store(std::string_view name); // where its bytes now are, as node::begin
 
-  std::string bytes_;                // every name added, one after another
+  std::vector<std::unique_ptr<char[]>> blocks_; // every name added, one after another
+  std::size_t block_used_ = 0;                  // in the last block
+  std::size_t block_left_ = 0;
+  std::size_t block_size_ = 0;       // of the last block, unless a name was longer
   std::vector<node> nodes_;          // [0]: the root, the empty path
   std::vector<std::uint32_t> slots_; // open addressing by node key; 0: empty, else id + 1
 };
