@@ -339,7 +339,8 @@ py::tuple npy_check_buffer(const py::handle& data, const native_options& o) {
 
 py::tuple npy_check_file(const std::string& path, const native_options& o, std::uint32_t timeout_ms) {
   const char* file = path_of(path);
-  return npy_model(value_or_reject(through_boundary(file, with_timeout(o, timeout_ms), npyguard::file_format::npy).npy));
+  return npy_model(
+      value_or_reject(through_boundary(file, with_timeout(o, timeout_ms), npyguard::file_format::npy).npy));
 }
 
 // The checks of the data view over the caller's memory (object dtypes
