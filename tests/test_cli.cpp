@@ -1417,7 +1417,31 @@ TEST_CASE("check reads .npz archives: text, JSON, exit status", "[cli][npz]") {
   CHECK(valid["members"][0]["nbytes"] == 48);
   CHECK(valid["members"][0]["data_offset"] == 128);
   CHECK(valid["members"][0]["fortran_order"] == false);
+  // dtype (numpy's dtype.str) and kind, as for a .npy file (SPEC.md section 9).
+  CHECK(valid["members"][0]["dtype"] == "<f4");
+  CHECK(valid["members"][0]["kind"] == "f");
   CHECK(run_full({"check", "--json", "--verify", weights}).out.find("\"verified\":true") != std::string::npos);
+  {
+    // A struct member: dtype null (inspect gives the tree), kind "V".
+    tree files;
+    const npyguard_test::zip_archive zip = npyguard_test::build_zip(
+        {stored_member("s.npy", padded_file("{'descr': [('a', '<i2'), ('b', '|u1')], 'fortran_order': False, "
+                                            "'shape': (8,), }")),
+         stored_member("b.npy", padded_file("{'descr': '|b1', 'fortran_order': False, 'shape': (24,), }"))});
+    std::ofstream(files.path("s.npz"), std::ios::binary) << zip.bytes;
+    const std::string checked = run_full({"check", "--json", files.path("s.npz")}).out;
+    INFO(checked);
+    const nlohmann::json members = nlohmann::json::parse(checked)["members"];
+    REQUIRE(members.size() == 2);
+    CHECK(members[0]["dtype"].is_null());
+    CHECK(members[0]["kind"] == "V");
+    CHECK(members[1]["dtype"] == "|b1");
+    CHECK(members[1]["kind"] == "b");
+    const nlohmann::json inspected =
+        nlohmann::json::parse(run_full({"inspect", "--json", files.path("s.npz")}).out)["members"];
+    CHECK(inspected[0]["dtype"].is_object());
+    CHECK(inspected[0]["kind"] == "V");
+  }
 
   full_run bad = run_full({"check", "--json", traversal});
   CHECK(bad.status == 1);

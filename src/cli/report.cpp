@@ -459,9 +459,15 @@ void write_archive(json_writer& out, const std::string& file, const npyguard::np
       out.number(model.data_offset);
       out.key("descr");
       out.string(npyguard::descr_repr(model.descr));
+      // As for a .npy file (SPEC.md section 9): numpy's dtype.str, null for
+      // a struct (inspect: the dtype tree), and dtype.kind.
+      out.key("dtype");
       if (dtype_tree) {
-        out.key("dtype");
         write_dtype_tree(out, model.descr);
+      } else if (model.descr.kind == npyguard::dtype_kind::structured) {
+        out.null();
+      } else {
+        out.string(npyguard::type_string(model.descr));
       }
       out.key("fortran_order");
       out.boolean(model.fortran_order);
@@ -469,6 +475,8 @@ void write_archive(json_writer& out, const std::string& file, const npyguard::np
       out.number(model.descr.itemsize);
       out.key("key");
       out.string(member.key);
+      out.key("kind");
+      out.string(std::string(1, numpy_kind(model.descr.kind)));
       out.key("name");
       out.string(member.name);
       write_nbytes(out, model);
