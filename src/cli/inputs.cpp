@@ -1,20 +1,28 @@
 #include "inputs.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <set>
+#include <string_view>
 #include <utility>
 
 namespace npyguard_cli {
 namespace {
 
+// True when `name` ends in `suffix` and has something before it.
+bool ends_with(std::string_view name, std::string_view suffix) {
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 // The names a walk takes without --all-files.
-bool has_array_suffix(const std::string& name) {
-  return has_suffix(name, ".npy") || has_suffix(name, ".npz") || has_suffix(name, ".ra");
+bool has_array_suffix(std::string_view name) {
+  return ends_with(name, ".npy") || ends_with(name, ".npz") || ends_with(name, ".ra");
 }
 
 // What a special file is, for its io_error.
@@ -36,78 +44,194 @@ const char* special_kind(unsigned char d_type) {
   }
 }
 
-std::string join(const std::string& directory, const std::string& name) {
-  return directory.empty() || directory.back() == '/' ? directory + name : directory + "/" + name;
+// The words for a special file a walk met, never opened: opening a FIFO
+// blocks until a writer comes, reading a device may never end or have
+// effects (a tape rewinds), and nobody named it. It is reported, so that a
+// .npy name that is not a file does not pass unnoticed.
+void set_special(input& out, const char* kind) {
+  out.problem.assign("is ").append(kind).append(
+      "; not opened (under -r, FIFOs, sockets and devices are reported, never read)");
 }
 
-class walker {
-public:
-  walker(const walk_options& options, std::vector<input>& out) : options_(options), out_(out) {}
+void set_errno_problem(std::string& problem, const char* what, int error) {
+  problem.assign(what).append(std::strerror(error));
+}
 
-  void directory(const std::string& path, const struct stat& info) {
-    const std::pair<dev_t, ino_t> identity{info.st_dev, info.st_ino};
-    if (!visited_.insert(identity).second) return; // reached twice: a bind mount or a repeated argument
-    DIR* listing = ::opendir(path.c_str());
-    if (listing == nullptr) {
-      out_.push_back({path, false, std::string("cannot read the directory: ") + std::strerror(errno)});
-      return;
+// A name: `directory` joined with `name`, without doubling a '/'.
+void set_joined(std::string& out, const std::string& directory, const char* name, std::size_t size) {
+  out.assign(directory);
+  if (!out.empty() && out.back() != '/') out += '/';
+  out.append(name, size);
+}
+
+// Above this depth a directory's descriptor stays open while its entries
+// are walked; deeper ones are closed once listed and their subdirectories
+// opened by path, so that a deep tree cannot run out of descriptors: at most
+// 64, and a quarter of the process's limit (the checks need theirs).
+std::size_t descriptors_to_hold() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  return static_cast<std::size_t>(std::min<rlim_t>(64, limit.rlim_cur / 4));
+}
+
+} // namespace
+
+input_walk::input_walk(const std::vector<std::string>& arguments, const walk_options& options)
+    : arguments_(arguments), options_(options), held_descriptors_(descriptors_to_hold()) {}
+
+input_walk::~input_walk() {
+  while (depth_ > 0) leave();
+}
+
+bool input_walk::next(input& out) {
+  out.standard_input = false;
+  out.problem.clear();
+  while (depth_ > 0) {
+    if (next_in_directory(out)) return true;
+  }
+  while (next_argument_ < arguments_.size()) {
+    const std::string& argument = arguments_[next_argument_++];
+    out.name.assign(argument);
+    if (argument == "-") {
+      out.standard_input = true;
+      return true;
     }
-    // d_type spares a stat for regular files and links (most file systems
-    // fill it in); DT_UNKNOWN and directories are stat'ed.
-    std::vector<std::pair<std::string, unsigned char>> entries;
-    errno = 0;
-    while (const dirent* entry = ::readdir(listing)) {
-      const char* name = entry->d_name;
-      if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) entries.emplace_back(name, entry->d_type);
+    // Without -r nothing is stat'ed here: validation's own fstat finds
+    // directories (check_input words that error). Links are followed.
+    struct stat info {};
+    if (!options_.recursive || ::stat(argument.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      return true; // missing files are reported by validation
     }
-    const int read_errno = errno;
-    ::closedir(listing);
-    if (read_errno != 0) {
-      out_.push_back({path, false, std::string("cannot read the directory: ") + std::strerror(read_errno)});
-    }
-    std::sort(entries.begin(), entries.end());
-    for (const auto& [name, type] : entries) {
-      const std::string child = join(path, name);
-      const bool wanted = options_.all_files || has_array_suffix(name);
-      if (type == DT_REG) {
-        if (wanted) out_.push_back({child, false, {}});
-        continue;
-      }
-      if (const char* kind = special_kind(type)) {
-        if (wanted) special(child, kind);
-        continue;
-      }
-      if (type != DT_DIR && type != DT_UNKNOWN) continue; // symbolic links
-      struct stat child_info {};
-      if (::lstat(child.c_str(), &child_info) != 0) {
-        out_.push_back({child, false, std::string("cannot stat: ") + std::strerror(errno)});
-      } else if (S_ISDIR(child_info.st_mode)) {
-        directory(child, child_info);
-      } else if (S_ISREG(child_info.st_mode) && wanted) {
-        out_.push_back({child, false, {}});
-      } else if (const char* what = special_kind(child_info.st_mode); what != nullptr && wanted) {
-        special(child, what);
-      }
-      // Symbolic links inside a walk are skipped.
+    if (enter(AT_FDCWD, argument.c_str(), true, argument, info, out)) return true;
+    while (depth_ > 0) {
+      if (next_in_directory(out)) return true;
     }
   }
+  return false;
+}
 
-private:
-  // A FIFO, socket or device that a walk meets is never opened: opening a
-  // FIFO blocks until a writer comes, reading a device may never end or
-  // have effects (a tape rewinds), and nobody named it. It is reported, so
-  // that a .npy name that is not a file does not pass unnoticed.
-  void special(const std::string& path, const char* kind) {
-    out_.push_back({path, false,
-                    std::string("is ") + kind +
-                        "; not opened (under -r, FIFOs, sockets and devices "
-                        "are reported, never read)"});
+// Gives the next input of the innermost directory, entering subdirectories
+// on the way; false when it has nothing to give now (it may have left the
+// directory or entered a subdirectory: the caller asks again).
+bool input_walk::next_in_directory(input& out) {
+  directory& current = stack_[depth_ - 1];
+  if (!current.problem.empty()) {
+    out.name.assign(current.path);
+    out.problem.swap(current.problem);
+    current.problem.clear();
+    return true;
   }
+  while (current.next < current.entries.size()) {
+    const entry& item = current.entries[current.next++];
+    const char* name = current.names.data() + item.offset;
+    const bool wanted = options_.all_files || has_array_suffix(std::string_view(name, item.size));
+    // d_type spares a stat for regular files, links and special files (most
+    // file systems fill it in); DT_UNKNOWN and directories are stat'ed.
+    if (item.type == DT_REG) {
+      if (!wanted) continue;
+      set_joined(out.name, current.path, name, item.size);
+      return true;
+    }
+    if (const char* kind = special_kind(item.type)) {
+      if (!wanted) continue;
+      set_joined(out.name, current.path, name, item.size);
+      set_special(out, kind);
+      return true;
+    }
+    if (item.type != DT_DIR && item.type != DT_UNKNOWN) continue; // symbolic links
+    set_joined(out.name, current.path, name, item.size);
+    // Relative to the directory's descriptor; by path below held_descriptors_.
+    const int parent = current.listing != nullptr ? ::dirfd(current.listing) : AT_FDCWD;
+    const char* relative = current.listing != nullptr ? name : out.name.c_str();
+    struct stat info {};
+    if (::fstatat(parent, relative, &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      set_errno_problem(out.problem, "cannot stat: ", errno);
+      return true;
+    }
+    if (S_ISDIR(info.st_mode)) {
+      const std::string child = out.name; // out.name is the problem's name if entering fails
+      return enter(parent, current.listing != nullptr ? name : child.c_str(), false, child, info, out);
+    }
+    if (S_ISREG(info.st_mode) && wanted) return true;
+    if (const char* kind = special_kind(info.st_mode); kind != nullptr && wanted) {
+      set_special(out, kind);
+      return true;
+    }
+    // Symbolic links inside a walk are skipped.
+  }
+  leave();
+  return false;
+}
 
-  const walk_options& options_;
-  std::vector<input>& out_;
-  std::set<std::pair<dev_t, ino_t>> visited_;
-};
+// Opens and lists a directory, unless it was walked before. True when that
+// failed: `out` is then the directory with its problem.
+bool input_walk::enter(int parent, const char* name, bool follow, const std::string& path, const struct stat& info,
+                       input& out) {
+  if (!visited_.insert({info.st_dev, info.st_ino}).second) return false; // reached twice
+  // Inside a walk a directory swapped for a link after the stat is refused
+  // rather than followed; arguments are followed, as their stat did.
+  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW);
+  const int descriptor = ::openat(parent, name, flags);
+  const int open_error = errno;
+  // `name` may point into a listing on the stack: growing the stack may move
+  // it, so the open comes first.
+  if (depth_ == stack_.size()) stack_.emplace_back();
+  directory& into = stack_[depth_];
+  const int error = descriptor < 0 ? open_error : list(into, descriptor);
+  if (error != 0) {
+    out.name.assign(path);
+    set_errno_problem(out.problem, "cannot read the directory: ", error);
+    return true;
+  }
+  into.path.assign(path);
+  ++depth_;
+  return false;
+}
+
+// Reads every name of the directory (but "." and "..") and sorts them; takes
+// the descriptor. Returns 0, or the errno when it cannot be read at all; a
+// read error part way is the directory's problem, given before the names it
+// did read.
+int input_walk::list(directory& into, int descriptor) {
+  into.listing = ::fdopendir(descriptor);
+  if (into.listing == nullptr) {
+    const int error = errno;
+    ::close(descriptor);
+    return error;
+  }
+  into.names.clear();
+  into.entries.clear();
+  into.next = 0;
+  into.problem.clear();
+  for (;;) {
+    errno = 0; // readdir's only way to tell the end from an error
+    const dirent* found = ::readdir(into.listing);
+    if (found == nullptr) break;
+    const char* name = found->d_name;
+    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+    const std::size_t size = std::strlen(name);
+    into.entries.push_back({into.names.size(), size, found->d_type});
+    into.names.append(name, size + 1);
+  }
+  if (errno != 0) set_errno_problem(into.problem, "cannot read the directory: ", errno);
+  const char* names = into.names.data();
+  std::sort(into.entries.begin(), into.entries.end(), [names](const entry& a, const entry& b) {
+    return std::string_view(names + a.offset, a.size) < std::string_view(names + b.offset, b.size);
+  });
+  if (depth_ >= held_descriptors_) {
+    ::closedir(into.listing);
+    into.listing = nullptr;
+  }
+  return 0;
+}
+
+void input_walk::leave() {
+  directory& done = stack_[--depth_];
+  if (done.listing != nullptr) ::closedir(done.listing);
+  done.listing = nullptr;
+}
+
+namespace {
 
 // The command's format and the library's.
 npyguard::file_format library_format(file_format format) {
@@ -146,26 +270,6 @@ void set_io_error(checked& out, std::string message) {
 bool has_suffix(const std::string& name, const char* suffix) {
   const std::size_t n = std::strlen(suffix);
   return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
-}
-
-std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk) {
-  std::vector<input> out;
-  walker walking(walk, out);
-  for (const std::string& argument : arguments) {
-    if (argument == "-") {
-      out.push_back({argument, true, {}});
-      continue;
-    }
-    // Without -r nothing is stat'ed here: validation's own fstat finds
-    // directories (check_input words that error).
-    struct stat info {};
-    if (walk.recursive && ::stat(argument.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-      walking.directory(argument, info);
-      continue;
-    }
-    out.push_back({argument, false, {}}); // missing files are reported by validation
-  }
-  return out;
 }
 
 checked check_input(const input& item, const npyguard::options& opts, std::size_t context, file_format forced) {

@@ -3,8 +3,13 @@
 #ifndef NPYGUARD_CLI_INPUTS_HPP
 #define NPYGUARD_CLI_INPUTS_HPP
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "npyguard/npyguard.hpp"
@@ -25,7 +30,7 @@ enum class file_format { detect, npy, npz, ra };
 [[nodiscard]] bool has_suffix(const std::string& name, const char* suffix);
 
 // One file to check: a path, standard input ("-"), or a problem found while
-// expanding the arguments (an unreadable directory, a FIFO met in a walk).
+// walking the arguments (an unreadable directory, a FIFO met in a walk).
 struct input {
   std::string name;
   bool standard_input = false;
@@ -38,13 +43,64 @@ struct walk_options {
   bool all_files = false; // with recursive: not only *.npy, *.npz and *.ra
 };
 
-// Arguments in order; directories (with -r) contribute their regular files
-// in sorted order, depth first. Symbolic links met inside a walk are not
-// followed (so a walk cannot loop through them); FIFOs, sockets and devices
-// met inside a walk with a name the walk takes are inputs with a problem,
-// never opened; directories reached twice (bind mounts) are skipped. Links
-// named on the command line are followed.
-[[nodiscard]] std::vector<input> expand(const std::vector<std::string>& arguments, const walk_options& walk);
+// The arguments as inputs, one at a time, found as they are asked for: no
+// list of the whole tree is built, so the first file can be checked while
+// the rest of a tree is still unread. Arguments come in order; a directory
+// (with -r) contributes its regular files depth first, each directory's
+// entries in byte order of their names (strcmp, the C locale) with
+// subdirectories in their sorted place. Symbolic links met inside a walk
+// are not followed (so a walk cannot loop through them); FIFOs, sockets and
+// devices met inside a walk with a name the walk takes are inputs with a
+// problem, never opened; a directory reached twice (a bind mount, a repeated
+// or nested argument) is walked the first time only. Links named on the
+// command line are followed.
+//
+// Memory: the listings of the directories on the current path (a
+// directory's names are read and sorted before its first entry is given),
+// and one (device, inode) pair per directory walked.
+class input_walk {
+public:
+  input_walk(const std::vector<std::string>& arguments, const walk_options& options);
+  ~input_walk();
+  input_walk(const input_walk&) = delete;
+  input_walk& operator=(const input_walk&) = delete;
+
+  // Writes the next input over `out` and returns true; false once every
+  // argument is done. `out`'s strings keep their capacity, so a caller that
+  // reuses it allocates nothing per file once the names fit.
+  bool next(input& out);
+
+private:
+  struct entry {
+    std::size_t offset = 0; // of the name in `names`
+    std::size_t size = 0;
+    unsigned char type = 0; // d_type
+  };
+  // A directory being walked. Its listing stays open while its entries are
+  // given, so that subdirectories are opened and stat'ed relative to its
+  // descriptor rather than by a path that could change under the walk.
+  struct directory {
+    DIR* listing = nullptr;
+    std::string path;
+    std::string names; // NUL-terminated, back to back
+    std::vector<entry> entries;
+    std::size_t next = 0;
+    std::string problem; // a read error, given before the entries
+  };
+
+  bool next_in_directory(input& out);
+  bool enter(int parent, const char* name, bool follow, const std::string& path, const struct stat& info, input& out);
+  int list(directory& into, int descriptor);
+  void leave();
+
+  const std::vector<std::string>& arguments_;
+  walk_options options_;
+  std::size_t held_descriptors_; // directories deeper than this are opened by path
+  std::size_t next_argument_ = 0;
+  std::vector<directory> stack_; // [0, depth_) in use; the rest keep their buffers
+  std::size_t depth_ = 0;
+  std::set<std::pair<dev_t, ino_t>> visited_;
+};
 
 // A verdict and, for an error with an offset, the bytes of the file around
 // it (excerpt_start is the file offset of excerpt[0]). `format` says which

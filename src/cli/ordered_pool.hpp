@@ -1,57 +1,84 @@
 // Work done on several threads, results handed out in order: the pattern of
-// check over many files, where the output must follow the arguments.
+// check over many files, where the output must follow the arguments and the
+// files are found while they are checked.
 #ifndef NPYGUARD_CLI_ORDERED_POOL_HPP
 #define NPYGUARD_CLI_ORDERED_POOL_HPP
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <limits>
 #include <mutex>
 #include <thread>
-#include <utility>
 #include <vector>
 
 namespace npyguard_cli {
 
-// Runs produce(c) for the chunks c = 0 .. chunks-1 on `jobs` threads and
-// hands each result to consume(c, result) on the calling thread, in chunk
-// order, as soon as its turn comes. The workers stay at most `ahead`
-// chunks in front of the consumer, so memory does not grow with the number
-// of chunks when the consumer is slow. waiting(c) is called on the calling
-// thread before chunk c and about every 100 ms while it waits for it. With
-// one job no thread is started: each chunk is produced just before it is
-// consumed.
-template <typename Result, typename Produce, typename Consume, typename Waiting>
-void run_ordered(std::size_t chunks, unsigned jobs, std::size_t ahead, Produce produce, Consume consume,
-                 Waiting waiting) {
-  if (jobs <= 1) {
-    for (std::size_t c = 0; c < chunks; ++c) {
+// Chunks of work from a source whose length is not known in advance, done
+// on `jobs` threads and handed to the calling thread in order.
+//
+// fill(slot) puts the next chunk into a Slot and returns true, or returns
+// false when the source is exhausted; it is never called on two threads at
+// once, and chunk c is filled before chunk c + 1. produce(slot) does the
+// chunk's work on a worker; consume(c, slot) takes chunk c on the calling
+// thread, in chunk order, as soon as its turn comes. There are `ahead`
+// slots, reused in turn: the workers stay at most `ahead` chunks in front of
+// the consumer, so memory does not grow with the number of chunks, and a
+// Slot's buffers (kept from its last chunk) spare allocations. waiting(c) is
+// called on the calling thread before chunk c and about every 100 ms while
+// it waits for it. With one job no thread is started and one slot is used: each chunk is
+// filled and produced just before it is consumed.
+template <typename Slot, typename Fill, typename Produce, typename Consume, typename Waiting>
+void run_ordered(unsigned jobs, std::size_t ahead, Fill fill, Produce produce, Consume consume, Waiting waiting) {
+  if (jobs <= 1 || ahead < 2) {
+    Slot slot;
+    for (std::size_t c = 0;; ++c) {
       waiting(c);
-      consume(c, produce(c));
+      if (!fill(slot)) return;
+      produce(slot);
+      consume(c, slot);
     }
-    return;
   }
-  std::vector<Result> results(chunks);
-  std::vector<char> done(chunks, 0);
-  std::mutex lock;
-  std::condition_variable ready; // a chunk the consumer waits for arrived
+  std::vector<Slot> slots(ahead);
+  std::vector<char> done(ahead, 0); // slot c % ahead holds chunk c, produced
+  std::mutex source_lock;           // fill, filled, exhausted
+  std::size_t filled = 0;
+  bool exhausted = false;
+  std::mutex lock;               // done, consumed, end, consumer_waiting
+  std::condition_variable ready; // a chunk the consumer waits for arrived, or the end
   std::condition_variable room;  // the consumer moved on
   bool consumer_waiting = false;
   std::size_t consumed = 0;
-  std::atomic<std::size_t> next_chunk{0};
+  std::size_t end = std::numeric_limits<std::size_t>::max(); // the number of chunks, once known
   const auto work = [&] {
-    for (std::size_t c; (c = next_chunk.fetch_add(1)) < chunks;) {
+    for (;;) {
+      std::size_t c = 0;
       {
-        std::unique_lock<std::mutex> guard(lock);
-        room.wait(guard, [&] { return c < consumed + ahead; });
+        const std::lock_guard<std::mutex> source(source_lock);
+        if (exhausted) return;
+        c = filled;
+        {
+          std::unique_lock<std::mutex> guard(lock);
+          room.wait(guard, [&] { return c < consumed + ahead; });
+        }
+        if (!fill(slots[c % ahead])) {
+          exhausted = true;
+          bool wake = false;
+          {
+            const std::lock_guard<std::mutex> guard(lock);
+            end = c;
+            wake = consumer_waiting;
+          }
+          if (wake) ready.notify_one();
+          return;
+        }
+        ++filled;
       }
-      Result produced = produce(c);
+      produce(slots[c % ahead]);
       bool wake = false;
       {
         const std::lock_guard<std::mutex> guard(lock);
-        results[c] = std::move(produced);
-        done[c] = 1;
+        done[c % ahead] = 1;
         wake = consumer_waiting;
       }
       if (wake) ready.notify_one();
@@ -59,25 +86,29 @@ void run_ordered(std::size_t chunks, unsigned jobs, std::size_t ahead, Produce p
   };
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < jobs; ++t) workers.emplace_back(work);
-  for (std::size_t c = 0; c < chunks; ++c) {
-    Result taken;
+  for (std::size_t c = 0;; ++c) {
+    waiting(c);
     {
       std::unique_lock<std::mutex> guard(lock);
-      while (!done[c]) {
+      while (!done[c % ahead] && c < end) {
         consumer_waiting = true;
         ready.wait_for(guard, std::chrono::milliseconds(100));
         consumer_waiting = false;
-        if (!done[c]) {
+        if (!done[c % ahead] && c < end) {
           guard.unlock();
           waiting(c);
           guard.lock();
         }
       }
-      taken = std::move(results[c]);
+      if (!done[c % ahead]) break; // c == end
+    }
+    consume(c, slots[c % ahead]); // no worker touches the slot until consumed moves past it
+    {
+      const std::lock_guard<std::mutex> guard(lock);
+      done[c % ahead] = 0;
       consumed = c + 1;
     }
     room.notify_all();
-    consume(c, std::move(taken));
   }
   for (std::thread& worker : workers) worker.join();
 }

@@ -18,7 +18,7 @@ namespace npyguard {
 namespace {
 
 // A stream's first bytes kept for the context of an error.
-constexpr std::size_t recorded_prefix = 64 * 1024;
+constexpr std::size_t recorded_prefix = std::size_t{64} * 1024;
 
 input_kind kind_of(platform::file_type type) noexcept {
   switch (type) {
