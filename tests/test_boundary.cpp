@@ -248,3 +248,46 @@ TEST_CASE("validate_input: a cancel flag set by another thread stops a wait and 
     require_ok(checked.npz);
   }
 }
+
+TEST_CASE("options::cancel stops every format's file entry points", "[boundary]") {
+  scratch_dir dir;
+  std::atomic<bool> cancel{true};
+  npyguard::options opts;
+  opts.cancel = &cancel;
+  const std::string npy = dir.write("a.npy", npy_bytes);
+  const std::string npz = dir.write("a.npz", zip_bytes());
+  const std::string ra = dir.write("a.ra", ra_bytes());
+  const auto canceled = [](const auto& checked) {
+    require_error(checked, error_code::io_error, std::nullopt);
+    CHECK(checked.failure().message.find("canceled") != std::string::npos);
+  };
+  canceled(npyguard::validate_file(npy.c_str(), opts));
+  canceled(npyguard::npz::validate_file(npz.c_str(), opts));
+  canceled(npyguard::ra::validate_file(ra.c_str(), opts));
+  canceled(npyguard::validate_input(npz.c_str(), opts).npz);
+  struct nothing final : npyguard::npz::member_sink {
+    bool destination(std::size_t, const npyguard::npz::member&, void*& out) noexcept override {
+      out = nullptr;
+      return true;
+    }
+  } sink;
+  canceled(npyguard::npz::read_archive_file(npz.c_str(), sink, opts));
+  // Unset, the same calls give their verdicts.
+  cancel = false;
+  require_ok(npyguard::validate_file(npy.c_str(), opts));
+  require_ok(npyguard::npz::validate_file(npz.c_str(), opts));
+  require_ok(npyguard::ra::validate_file(ra.c_str(), opts));
+  SECTION("a FIFO without a writer, waited on with no timeout, until another thread sets it") {
+    const std::string fifo = dir.file("f.npz");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      cancel = true;
+    });
+    const auto checked =
+        within(std::chrono::seconds(20), [&] { return npyguard::npz::validate_file(fifo.c_str(), opts); });
+    canceller.join();
+    canceled(checked);
+    ::unlink(fifo.c_str());
+  }
+}

@@ -57,8 +57,7 @@ struct input_request {
   const char* spool_directory = nullptr;
   // Set by another thread to stop the call: every read of the input, and a
   // wait for a stream's bytes within about 50 ms, then answers io_error
-  // ("Operation canceled"). Null: the call runs to its verdict. (Python sets
-  // it when Ctrl-C arrives.)
+  // ("Operation canceled"). Null: options::cancel, which does the same.
   const std::atomic<bool>* cancel = nullptr;
 };
 

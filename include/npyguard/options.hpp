@@ -2,6 +2,7 @@
 #ifndef NPYGUARD_OPTIONS_HPP
 #define NPYGUARD_OPTIONS_HPP
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 
@@ -81,6 +82,13 @@ struct options {
   // counts, the central directory, and each member's local header and first
   // bytes, never a stored member's data. The verdict is the same either way.
   bool minimal_reads = false;
+  // Set by another thread to stop a call on a path or a descriptor (the
+  // validate_file, validate_fd and read_archive_file of each format, and
+  // validate_input): every later read of the input, and a wait for a
+  // stream's bytes within about 50 ms, then answers io_error ("Operation
+  // canceled"). Null: the call runs to its verdict. Python's Ctrl-C sets
+  // one.
+  const std::atomic<bool>* cancel = nullptr;
 
   // The format's own limits only: every limit at its maximum, objects and
   // trailing data allowed, the default profile. Accepts a superset of what

@@ -130,7 +130,7 @@ void keep_context(input_result& out, std::string bytes, std::uint64_t begin, std
 
 void validate_regular(int fd, std::uint64_t size, const options& opts, const input_request& request,
                       std::string_view name, input_result& out) {
-  head_cached_source source(fd, size, request.cancel);
+  head_cached_source source(fd, size, request.cancel != nullptr ? request.cancel : opts.cancel);
   if (const std::ptrdiff_t failed = source.read_head(); failed < 0) {
     set_failure(out, detail::read_error_from(failed));
     return;
@@ -152,7 +152,8 @@ void validate_regular(int fd, std::uint64_t size, const options& opts, const inp
 
 void validate_sequential(int fd, const options& opts, const input_request& request, std::string_view name,
                          input_result& out) {
-  recording_source recorded(fd, opts.timeout_ms, request.cancel, request.context != 0);
+  recording_source recorded(fd, opts.timeout_ms, request.cancel != nullptr ? request.cancel : opts.cancel,
+                            request.context != 0);
   peeked_source source(recorded);
   source.peek();
   out.format = request.format ? *request.format : detect_format(source.head(), source.head_size(), name);

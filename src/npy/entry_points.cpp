@@ -35,10 +35,10 @@ std::optional<error> validate_open_file(workspace& space, int fd, const options&
   if (const int failed = platform::stat_fd(fd, info); failed != 0) return io_error_from("cannot stat", -failed);
   if (info.is_directory()) return io_error_from("cannot read", EISDIR);
   if (info.is_regular()) {
-    platform::pread_source input(fd, info.size);
+    platform::pread_source input(fd, info.size, opts.cancel);
     return validate_random_access(space, input, opts, model);
   }
-  fd_byte_source source(fd, opts.timeout_ms);
+  fd_byte_source source(fd, opts.timeout_ms, opts.cancel);
   return validate_sequential(space, source, opts, model);
 }
 

@@ -193,13 +193,13 @@ archive_result validate_stream_spooled(byte_source& source, const options& opts,
 // By offset: the reader asks for what it needs; a stream is held in memory first.
 archive_result validate_fd(int fd, const options& opts) noexcept {
   return platform::read_descriptor<archive_result>(
-      fd, opts.timeout_ms, [&](random_access_source& input) { return validate_archive_source(input, opts); },
+      fd, opts, [&](random_access_source& input) { return validate_archive_source(input, opts); },
       [&](byte_source& source) { return validate_spooled(source, opts); });
 }
 
 archive_result validate_file(const char* path, const options& opts) noexcept {
   return platform::read_path<archive_result>(
-      path, opts.timeout_ms, [&](random_access_source& input) { return validate_archive_source(input, opts); },
+      path, opts, [&](random_access_source& input) { return validate_archive_source(input, opts); },
       [&](byte_source& source) { return validate_spooled(source, opts); });
 }
 
@@ -214,7 +214,7 @@ archive_result read_archive(random_access_source& source, member_sink& sink, con
 
 archive_result read_archive_file(const char* path, member_sink& sink, const options& opts) noexcept {
   return platform::read_path<archive_result>(
-      path, opts.timeout_ms, [&](random_access_source& input) { return validate_archive_source(input, opts, &sink); },
+      path, opts, [&](random_access_source& input) { return validate_archive_source(input, opts, &sink); },
       [&](byte_source& source) { return validate_spooled(source, opts, &sink); });
 }
 

@@ -5,6 +5,8 @@
 #ifndef NPYGUARD_SRC_PLATFORM_FD_HPP
 #define NPYGUARD_SRC_PLATFORM_FD_HPP
 
+#include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -73,18 +75,22 @@ struct temporary_directory {
 [[nodiscard]] unique_fd create_unlinked_file(const std::string& directory);
 
 // A regular file of known size as a random_access_source (pread: the
-// descriptor's offset is untouched).
+// descriptor's offset is untouched). With `cancel`, a set flag makes every
+// later read answer -ECANCELED.
 class pread_source final : public random_access_source {
 public:
-  pread_source(int fd, std::uint64_t size) noexcept : fd_(fd), size_(size) {}
+  pread_source(int fd, std::uint64_t size, const std::atomic<bool>* cancel = nullptr) noexcept
+      : fd_(fd), size_(size), cancel_(cancel) {}
   [[nodiscard]] std::uint64_t size() const noexcept override { return size_; }
   std::ptrdiff_t read_at(std::uint64_t offset, void* buffer, std::size_t size) noexcept override {
+    if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) return -ECANCELED;
     return pread_full(fd_, buffer, size, offset);
   }
 
 private:
   int fd_;
   std::uint64_t size_;
+  const std::atomic<bool>* cancel_;
 };
 
 } // namespace npyguard::platform

@@ -51,7 +51,7 @@ validated_range range_of(const header& model, const options& opts) noexcept {
 // On success `fd` is open; on failure it is empty.
 result open_and_validate(const char* path, const options& opts, platform::unique_fd& fd, platform::file_status& info) {
   if (auto failure = data_range_access::open_regular(path, fd, info)) return *failure;
-  platform::pread_source input(fd.get(), info.size);
+  platform::pread_source input(fd.get(), info.size, opts.cancel);
   result checked = validate_source(input, opts);
   if (!checked.ok()) fd.reset();
   return checked;

@@ -128,13 +128,13 @@ result validate_stream(byte_source& source, const options& opts) noexcept {
 
 result validate_fd(int fd, const options& opts) noexcept {
   return platform::read_descriptor<result>(
-      fd, opts.timeout_ms, [&](random_access_source& input) { return validate_random_access(input, opts); },
+      fd, opts, [&](random_access_source& input) { return validate_random_access(input, opts); },
       [&](byte_source& source) { return validate_sequential(source, opts); });
 }
 
 result validate_file(const char* path, const options& opts) noexcept {
   return platform::read_path<result>(
-      path, opts.timeout_ms, [&](random_access_source& input) { return validate_random_access(input, opts); },
+      path, opts, [&](random_access_source& input) { return validate_random_access(input, opts); },
       [&](byte_source& source) { return validate_sequential(source, opts); });
 }
 
