@@ -17,8 +17,16 @@ bytes in place where they can (always read-only), and never unpickle anything.
 Limits are keyword-only, with numpy's defaults where numpy has one (a header
 of at most 10,000 bytes). The GIL is released while the library validates.
 
-bytes, bytearray, memoryview and any other contiguous buffer are data; str and
-os.PathLike are paths (for check_npz, load_npz, check_ra, load_ra too).
+check(obj) and load(obj) take any input np.load takes: bytes (any contiguous
+buffer), a path (str, os.PathLike) or a binary file object (a seekable one read
+by offset; an upload stream with read() only, once, in bounded memory), and
+pick the format by SPEC.md section 9 (the name's claim, else the first bytes)
+unless format="npy"/"npz"/"ra" says it; check returns Header, Archive or
+RaHeader, load an array (.npy, .ra) or a dict of arrays (.npz). open_npz(obj)
+validates an archive whole and inflates a member only when it is read.
+The format's own functions (check_file, check_npz, load_ra, ...) take bytes
+or a path. Arrays from .npz members, and arrays read from file objects, are
+aligned for their dtype, as np.load's are.
 
 Many files: scan(paths, globs or fsspec URLs, client=None) returns a pandas
 DataFrame with `npyguard check -r`'s verdict for each file and the bytes read
@@ -40,7 +48,7 @@ from ._scan import FileReport, FsspecSource, check_source, scan
 
 __all__ = [
     "check", "check_file", "load", "load_file",
-    "check_npz", "load_npz", "check_ra", "load_ra",
+    "check_npz", "load_npz", "check_ra", "load_ra", "open_npz", "NpzFile",
     "Header", "Member", "Archive", "RaHeader",
     "NpyguardError", "NpyguardIOError", "ERROR_CODES", "__version__",
     "scan", "check_source", "FsspecSource", "FileReport",
@@ -103,7 +111,7 @@ def _options(*args, **kwargs):
 @functools.lru_cache(maxsize=64, typed=True)
 def _cached_options(max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None, allow_trailing_data=False,
              allow_object=False, canonical=False, verify=False, max_members=65535, max_total_bytes=1 << 32,
-             max_ratio=1032, allow_type5=True, reject_metadata=False):
+             max_ratio=1032, allow_type5=True, reject_metadata=False, max_stream_bytes=None):
     """The native options for these limits, checked once per combination."""
     return _npyguard.Options(
         _count("max_header_bytes", max_header_bytes, _U32), _count("max_depth", max_depth, _U32),
@@ -111,7 +119,8 @@ def _cached_options(max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data
         _flag("allow_trailing_data", allow_trailing_data), _flag("allow_object", allow_object),
         _flag("canonical", canonical), _flag("verify", verify), _count("max_members", max_members, _U64),
         _count("max_total_bytes", max_total_bytes, _U64), _count("max_ratio", max_ratio, _U64),
-        _flag("allow_type5", allow_type5), _flag("reject_metadata", reject_metadata))
+        _flag("allow_type5", allow_type5), _flag("reject_metadata", reject_metadata),
+        None if max_stream_bytes is None else _count("max_stream_bytes", max_stream_bytes, _U64))
 
 
 def _timeout_ms(timeout):
@@ -167,28 +176,19 @@ def _view(spec, shape, fortran_order, buffer, offset, nbytes):
     return array
 
 
+def _aligned(array):
+    """`array` where its data is aligned for its dtype (np.load's arrays always are),
+    else an aligned copy of it (numpy's own allocation), read-only either way."""
+    if array.flags.aligned:
+        return array
+    copy = np.empty_like(array, order="K")
+    np.copyto(copy, array)
+    copy.flags.writeable = False
+    return copy
+
+
 # ---------------------------------------------------------------------------
 # .npy
-
-
-def check(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
-          allow_trailing_data=False, allow_object=False, canonical=False):
-    """Validate a whole .npy file held in memory; return its Header.
-
-    Reads the preamble and header only; the data's size is checked against the
-    input's length. Raises NpyguardError (a ValueError) with .code and .offset.
-
-    max_header_bytes     HEADER_LEN above this is header_too_large (numpy's limit: 10,000)
-    max_depth            nesting of lists and tuples in the header
-    max_ndim             dimensions of the shape
-    max_data_bytes       nbytes above this is data_too_large (None: no limit)
-    allow_trailing_data  accept bytes after the data (otherwise trailing_data)
-    allow_object         accept object dtypes (the pickle is never read)
-    canonical            the header must be exactly the bytes np.save writes (not_canonical)
-    """
-    opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
-                    canonical)
-    return Header(_npyguard.npy_check_buffer(_data(data, "check_file"), opts))
 
 
 def check_file(path, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
@@ -202,23 +202,6 @@ def check_file(path, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_
     opts = _options(max_header_bytes, max_depth, max_ndim, max_data_bytes, allow_trailing_data, allow_object,
                     canonical)
     return Header(_npyguard.npy_check_file(_path(path), opts, _timeout_ms(timeout)))
-
-
-def load(data, *, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
-         allow_trailing_data=False, allow_object=False, canonical=False):
-    """The array of a .npy file held in memory, equal to np.load's.
-
-    A read-only view of `data` itself (no copy): keep `data` unchanged while the
-    array is used. max_ndim is capped at the dimensions the installed numpy can
-    build (32 before numpy 2): more is too_many_dimensions, where check() with
-    its default of 64 describes the file. Object dtypes are refused (object_dtype) even with
-    allow_object=True: npyguard never unpickles. Limits as for check().
-    """
-    opts = _options(max_header_bytes, max_depth, _load_limit(max_ndim), max_data_bytes, allow_trailing_data,
-                    allow_object, canonical)
-    data = _data(data, "load_file")
-    model = _npyguard.npy_load_buffer(data, opts)
-    return _view(model[10], model[5], model[4], data, model[3], model[7])
 
 
 def load_file(path, *, mmap=False, max_header_bytes=10_000, max_depth=32, max_ndim=64, max_data_bytes=None,
@@ -274,8 +257,10 @@ def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32
     CRC-32) in one pass: loading reads the data anyway, so it is always verified,
     and verify=False (accepted for symmetry with check_npz) cannot turn that off.
     No array is handed out from bytes that were not checked. Memory is at most the members' validated sizes
-    (max_total_bytes). Stored members of a bytes input are read-only views of it;
-    the others are read-only arrays of their own. Object members are refused.
+    (max_total_bytes). Every array is read-only and aligned for its dtype, as np.load's
+    are: stored members of a bytes input are views of it where their data is aligned and
+    aligned copies where not; the others are arrays of their own. Object members are
+    refused. open_npz() reads members lazily instead.
     max_ndim is capped at the dimensions the installed numpy can build, as for load().
     For a path, timeout (seconds) bounds the wait for a FIFO's bytes, as for check_file().
     """
@@ -290,9 +275,10 @@ def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32
     for member, holder in zip(model[4], holders):
         key, data_start, npy = member[1], member[5], member[6]
         if holder is None:
-            arrays[key] = _view(npy[10], npy[5], npy[4], source, data_start + npy[3], npy[7])
+            array = _view(npy[10], npy[5], npy[4], source, data_start + npy[3], npy[7])
         else:
-            arrays[key] = _view(npy[10], npy[5], npy[4], holder, 0, npy[7])
+            array = _view(npy[10], npy[5], npy[4], holder, 0, npy[7])
+        arrays[key] = _aligned(array)
     return arrays
 
 
@@ -343,3 +329,7 @@ def load_ra(source, *, mmap=False, max_ndim=64, max_data_bytes=None, allow_type5
     source = _data(source, "load_ra")
     model = _npyguard.ra_check_buffer(source, opts)
     return _view(_ra_dtype_spec(model), model[5], True, source, model[7], model[8])
+
+
+# check, load (any input, any format) and open_npz: _uploads.py, over the helpers above.
+from ._uploads import NpzFile, check, load, open_npz  # noqa: E402

@@ -18,6 +18,7 @@ _KEYWORDS = {
     "ra_allow_type5": "allow_type5",
     "ra_reject_metadata": "reject_metadata",
     "timeout_ms": "timeout",
+    "max_stream_bytes": "max_stream_bytes",
 }
 
 

@@ -92,12 +92,13 @@ class Member(Header):
     compressed_size    bytes in the archive
     uncompressed_size  bytes of the member's .npy file
     data_start         archive offset of the member's first (compressed) byte
+    crc32              the CRC-32 of the member's .npy bytes the central directory declares
     """
 
-    __slots__ = ("name", "key", "compression", "compressed_size", "uncompressed_size", "data_start")
+    __slots__ = ("name", "key", "compression", "compressed_size", "uncompressed_size", "data_start", "crc32")
 
     def __init__(self, model):
-        name, key, method, compressed, uncompressed, data_start, npy = model
+        name, key, method, compressed, uncompressed, data_start, npy, self.crc32 = model
         super().__init__(npy)
         self.name = name
         self.key = key

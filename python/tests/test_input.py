@@ -112,7 +112,8 @@ print("returned", flush=True)
 """
 
 
-@pytest.mark.parametrize("call,file", [("check_file", "c.npy"), ("check_npz", "c.npz"), ("check_ra", "c.ra")])
+@pytest.mark.parametrize("call,file", [("check_file", "c.npy"), ("check_npz", "c.npz"), ("check_ra", "c.ra"),
+                                       ("load_npz", "c.npz"), ("check", "c.npz"), ("load", "c.npz")])
 def test_ctrl_c_interrupts_a_call_waiting_on_a_fifo(tmp_path, call, file):
     """No timeout and no writer: only the signal can end the call. SIGINT ends
     it with KeyboardInterrupt, well within a second of the signal."""

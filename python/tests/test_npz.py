@@ -88,20 +88,32 @@ def archive_of(arrays, compressed):
     return out.getvalue()
 
 
-def test_stored_members_of_bytes_are_views_and_deflated_ones_are_read():
-    arrays = {"a": np.arange(12, dtype="<i4").reshape(3, 4), "b": np.asfortranarray(np.eye(3, dtype=">f8"))}
+def test_stored_members_of_bytes_are_views_where_aligned_and_deflated_ones_are_read():
+    # With a 10-letter key the int32 member's data is 16-byte aligned in the archive, the
+    # float64 member's is not: a view of the caller's bytes for one, an aligned copy
+    # for the other (np.load's arrays are always aligned).
+    arrays = {"a" * 10: np.arange(12, dtype="<i4").reshape(3, 4), "b": np.asfortranarray(np.eye(3, dtype=">f8"))}
     stored = archive_of(arrays, compressed=False)
-    loaded = npyguard.load_npz(stored)
-    for key, array in arrays.items():
-        assert np.array_equal(loaded[key], array) and loaded[key].dtype == array.dtype
-    # The stored member's array is a view of the caller's bytes.
     mutable = bytearray(stored)
-    view = npyguard.load_npz(mutable)["a"]
+    base = np.frombuffer(mutable, np.uint8).ctypes.data  # the export ends with the temporary
+    archive = npyguard.check_npz(stored)
+    loaded = npyguard.load_npz(mutable)
+    in_place = {}
+    for key, array in arrays.items():
+        got, member = loaded[key], archive[key]
+        assert np.array_equal(got, array) and got.dtype == array.dtype and not got.flags.writeable
+        assert got.ctypes.data % got.dtype.alignment == 0
+        at = base + member.data_start + member.data_offset
+        in_place[key] = got.ctypes.data == at
+        assert in_place[key] == (at % array.dtype.alignment == 0), key
+    assert in_place == {"a" * 10: True, "b": False}
+    # The aligned stored member's array is a view of the caller's bytes.
+    view = loaded["a" * 10]
     with pytest.raises(BufferError):
         mutable.extend(b"x")
     at = stored.index(np.arange(12, dtype="<i4").tobytes())
     mutable[at:at + 4] = (77).to_bytes(4, "little")
-    assert view[0, 0] == 77
+    assert view[0, 0] == 77 and loaded["b"][0, 0] == 1.0
     compressed = npyguard.load_npz(archive_of(arrays, compressed=True))
     assert np.array_equal(compressed["b"], arrays["b"]) and compressed["b"].flags.f_contiguous
 
