@@ -271,6 +271,12 @@ def load_npz(source, *, verify=False, max_members=65535, max_total_bytes=1 << 32
     else:
         source = _data(source, "load_npz")
         model, holders = _npyguard.npz_load_buffer(source, opts)
+    return _npz_arrays(model, holders, source)
+
+
+def _npz_arrays(model, holders, source):
+    """{key: array} of an .npz load: holders[i] holds member i's data, or is None for a
+    stored member of `source` viewed in place (where aligned, else copied)."""
     arrays = {}
     for member, holder in zip(model[4], holders):
         key, data_start, npy = member[1], member[5], member[6]

@@ -22,8 +22,8 @@ import stat
 import threading
 import zlib
 
-from . import (ERROR_CODES, _aligned, _data, _flag, _is_path, _load_limit, _npyguard, _options, _path, _ra_dtype_spec,
-               _timeout_ms, _view)
+from . import (ERROR_CODES, _aligned, _data, _flag, _is_path, _load_limit, _npyguard, _npz_arrays, _options, _path,
+               _ra_dtype_spec, _timeout_ms, _view)
 from . import load_npz as _load_npz
 from . import load_file as _load_file
 from . import load_ra as _load_ra
@@ -258,20 +258,6 @@ def _array_of(format, model, buffer, offset):
     if format == "ra":
         return _aligned(_view(_ra_dtype_spec(model), model[5], True, buffer, offset, model[8]))
     return _aligned(_view(model[10], model[5], model[4], buffer, offset, model[7]))
-
-
-def _npz_arrays(model, holders, source):
-    """{key: array} of an .npz load: holders[i] holds member i's data, or is None for a
-    stored member of `source` viewed in place (where aligned, else copied)."""
-    arrays = {}
-    for member, holder in zip(model[4], holders):
-        key, data_start, npy = member[1], member[5], member[6]
-        if holder is None:
-            array = _view(npy[10], npy[5], npy[4], source, data_start + npy[3], npy[7])
-        else:
-            array = _view(npy[10], npy[5], npy[4], holder, 0, npy[7])
-        arrays[key] = _aligned(array)
-    return arrays
 
 
 # ---------------------------------------------------------------------------
