@@ -131,7 +131,10 @@ int run(int argc, char** argv) {
                     ".ra input: refuse bytes after the data instead of leaving them behind");
   convert->add_flag_callback(
       "--no-ra-type5", [&convert_opts] { convert_opts.ra_allow_type5 = false; }, ".ra input: refuse element type 5");
-  convert->add_option("IN", convert_input, "The file to convert (a regular file)")->required();
+  convert
+      ->add_option("IN", convert_input,
+                   "The file to convert: a regular file (a FIFO or device is refused at once, never waited on)")
+      ->required();
   convert->add_option("OUT", convert_output, "Where to write the result (never IN itself)")->required();
   convert->footer(
       "The direction comes from IN: a name ending in .ra or .npy, else its first bytes (rawarray or\n"
@@ -144,6 +147,7 @@ int run(int argc, char** argv) {
       "the data column-major (a C-order array with two or more dims above 1 is transposed); bool becomes\n"
       "type 5. Refused: structured, object, string, void, datetime and timedelta dtypes.\n"
       "OUT appears only when complete and validated, as with canon: on any error OUT is untouched.\n"
+      "An OUT whose name ends in .npy, .npz or .ra must name the format written, or nothing is written.\n"
       "On success the written file's line, as check prints it, goes to standard output.\n"
       "Errors go to standard error as 'npyguard convert: IN:OFFSET: CODE: message'.\n"
       "Exit status: 0 written, 1 IN is invalid or cannot be expressed in the other format, 2 usage error\n"
