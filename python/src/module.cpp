@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,7 @@
 #include "npyguard/version.hpp"
 
 namespace py = pybind11;
+using npyguard_python::format_name;
 using npyguard_python::native_options;
 
 namespace {
@@ -479,15 +481,6 @@ npyguard::file_format format_named(const std::string& name) {
                         py::repr(py::str(name)).cast<std::string>());
 }
 
-const char* name_of(npyguard::file_format format) {
-  switch (format) {
-    case npyguard::file_format::npz: return "npz";
-    case npyguard::file_format::ra: return "ra";
-    case npyguard::file_format::npy: break;
-  }
-  return "npy";
-}
-
 std::optional<npyguard::file_format> optional_format(const std::string& name) {
   if (name.empty()) return std::nullopt;
   return format_named(name);
@@ -497,7 +490,7 @@ std::optional<npyguard::file_format> optional_format(const std::string& name) {
 // b"") is `name`: the name's claim, else the first bytes.
 std::string detect(const py::bytes& head, const std::string& name) {
   const std::string_view bytes = head;
-  return name_of(npyguard::detect_format(bytes.data(), bytes.size(), name));
+  return format_name(npyguard::detect_format(bytes.data(), bytes.size(), name));
 }
 
 // The same for a path: its name's claim, else its first bytes (read from a
@@ -508,9 +501,9 @@ std::string detect_path(const std::string& path) {
   const npyguard::basic_result<npyguard::input_head> head =
       without_gil([&] { return npyguard::read_input_head(file); });
   if (!head.ok() || head.value().kind != npyguard::input_kind::regular) {
-    return name_of(npyguard::detect_format(nullptr, 0, path));
+    return format_name(npyguard::detect_format(nullptr, 0, path));
   }
-  return name_of(npyguard::detect_format(head.value().bytes, head.value().length, path));
+  return format_name(npyguard::detect_format(head.value().bytes, head.value().length, path));
 }
 
 py::object model_of(const npyguard::input_result& checked) {
@@ -528,7 +521,7 @@ py::tuple check_path(const std::string& path, const native_options& o, std::uint
                      const std::string& format) {
   const char* file = path_of(path);
   const npyguard::input_result checked = through_boundary(file, with_timeout(o, timeout_ms), optional_format(format));
-  return py::make_tuple(name_of(checked.format), model_of(checked));
+  return py::make_tuple(format_name(checked.format), model_of(checked));
 }
 
 // (format, model) of a descriptor the Python half opened (open_npz: one
@@ -544,7 +537,7 @@ py::tuple check_fd(int fd, const std::string& name, const native_options& o, std
     request.cancel = cancel;
     return npyguard::validate_input_fd(fd, opts, request);
   });
-  return py::make_tuple(name_of(checked.format), model_of(checked));
+  return py::make_tuple(format_name(checked.format), model_of(checked));
 }
 
 // ---------------------------------------------------------------------------
@@ -718,25 +711,48 @@ private:
   python_failure failure_;
 };
 
+// The model of `source` as `chosen`, validated without the GIL: by offset
+// when it is a random_access_source, else as a stream; an exception the
+// Python file object raised while it was read is raised again here.
+template <typename Source>
+py::object model_as(Source& source, npyguard::file_format chosen, const npyguard::options& opts) {
+  constexpr bool by_offset = std::is_base_of_v<npyguard::random_access_source, Source>;
+  const auto validated = [&](auto validate) {
+    auto checked = without_gil(validate);
+    source.raise_failure();
+    return checked;
+  };
+  switch (chosen) {
+    case npyguard::file_format::npz:
+      return npz_checked(validated([&] {
+        if constexpr (by_offset)
+          return npyguard::npz::validate_source(source, opts);
+        else
+          return npyguard::npz::validate_stream(source, opts);
+      }));
+    case npyguard::file_format::ra:
+      return ra_model(value_or_reject(validated([&] {
+        if constexpr (by_offset)
+          return npyguard::ra::validate_source(source, opts);
+        else
+          return npyguard::ra::validate_stream(source, opts);
+      })));
+    case npyguard::file_format::npy: break;
+  }
+  return npy_model(value_or_reject(validated([&] {
+    if constexpr (by_offset)
+      return npyguard::validate_source(source, opts);
+    else
+      return npyguard::validate_stream(source, opts);
+  })));
+}
+
 // The model of a seekable file object as `format`, read by offset (the
 // header only for .npy and .ra; with verify, every .npz member in full).
 py::object check_object(const py::object& file, std::uint64_t start, std::uint64_t size, const std::string& format,
                         const native_options& o) {
   python_file_source source(file, start, size);
-  const npyguard::file_format chosen = format_named(format);
-  if (chosen == npyguard::file_format::npz) {
-    const auto checked = without_gil([&] { return npyguard::npz::validate_source(source, o.opts); });
-    source.raise_failure();
-    return npz_checked(checked);
-  }
-  if (chosen == npyguard::file_format::ra) {
-    const auto checked = without_gil([&] { return npyguard::ra::validate_source(source, o.opts); });
-    source.raise_failure();
-    return ra_model(value_or_reject(checked));
-  }
-  const auto checked = without_gil([&] { return npyguard::validate_source(source, o.opts); });
-  source.raise_failure();
-  return npy_model(value_or_reject(checked));
+  return model_as(source, format_named(format), o.opts);
 }
 
 // The model of a stream as `format`, read once in bounded memory: .npy and
@@ -745,20 +761,7 @@ py::object check_object(const py::object& file, std::uint64_t start, std::uint64
 py::object check_stream(const py::object& file, const py::bytes& prefix, const std::string& format,
                         const native_options& o) {
   python_stream_source source(file, prefix, /*record=*/false);
-  const npyguard::file_format chosen = format_named(format);
-  if (chosen == npyguard::file_format::npz) {
-    const auto checked = without_gil([&] { return npyguard::npz::validate_stream(source, o.opts); });
-    source.raise_failure();
-    return npz_checked(checked);
-  }
-  if (chosen == npyguard::file_format::ra) {
-    const auto checked = without_gil([&] { return npyguard::ra::validate_stream(source, o.opts); });
-    source.raise_failure();
-    return ra_model(value_or_reject(checked));
-  }
-  const auto checked = without_gil([&] { return npyguard::validate_stream(source, o.opts); });
-  source.raise_failure();
-  return npy_model(value_or_reject(checked));
+  return model_as(source, format_named(format), o.opts);
 }
 
 // `size` bytes at `offset` of a validated source into memory of our own

@@ -5,6 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "npyguard/detect.hpp"
 #include "npyguard/options.hpp"
 
 namespace npyguard_python {
@@ -13,6 +14,17 @@ namespace npyguard_python {
 struct native_options {
   npyguard::options opts;
 };
+
+// "npy", "npz" or "ra": the format's name as the Python half and the
+// command's --json spell it.
+inline const char* format_name(npyguard::file_format format) {
+  switch (format) {
+    case npyguard::file_format::npz: return "npz";
+    case npyguard::file_format::ra: return "ra";
+    case npyguard::file_format::npy: break;
+  }
+  return "npy";
+}
 
 // scan_paths and scan_source (scan.cpp).
 void register_scan(pybind11::module_& m);

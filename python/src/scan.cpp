@@ -277,15 +277,6 @@ py::tuple dims_tuple(const std::vector<std::uint64_t>& dims) {
   return shape;
 }
 
-const char* format_name(npyguard::file_format format) {
-  switch (format) {
-    case npyguard::file_format::npz: return "npz";
-    case npyguard::file_format::ra: return "ra";
-    case npyguard::file_format::npy: break;
-  }
-  return "npy";
-}
-
 py::tuple row(const char* format, const npyguard::error& e, const outcome& o) {
   return py::make_tuple(format, false, std::string(npyguard::error_code_name(e.code)), maybe(e.offset), maybe(e.member),
                         maybe(e.member_offset), text(e.message), py::none(), py::none(), py::none(), py::none(),
