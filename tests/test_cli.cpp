@@ -27,6 +27,7 @@
 
 // The command's JSON writer (header-only), compared with nlohmann::json.
 #include "../src/cli/json_writer.hpp"
+#include "cli_support.hpp"
 #include "zip_builder.hpp"
 
 namespace {
@@ -177,34 +178,8 @@ TEST_CASE("exit status and human output", "[cli]") {
 
 namespace {
 
-// Runs the tool with stdout and stderr discarded; returns the exit status
-// and the child's peak resident set size in KiB (getrusage of the child).
-struct measured_run {
-  int status = -1;
-  long max_rss_kib = 0;
-};
-
-measured_run run_measured(const std::vector<std::string>& arguments) {
-  std::vector<char*> argv;
-  std::string tool = NPYGUARD_TOOL_PATH;
-  argv.push_back(tool.data());
-  std::vector<std::string> copies = arguments;
-  for (auto& argument : copies) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  REQUIRE(::wait4(child, &status, 0, &usage) == child);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss};
-}
+using npyguard_cli_test::measured_run;
+using npyguard_cli_test::run_measured;
 
 // A version 1.0 header for `count` uint8, padded with spaces to a multiple
 // of `alignment` (16: legacy writers, no growth spaces; 64: np.save's).

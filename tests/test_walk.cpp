@@ -17,6 +17,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli_support.hpp"
+
 namespace {
 
 const std::string golden = NPYGUARD_SOURCE_DIR "/tests/golden/files/";
@@ -273,28 +275,11 @@ TEST_CASE("check -r prints the first verdict before the walk has finished", "[cl
 
 namespace {
 
-// The tool's peak resident set in KiB (the child's rusage), outputs discarded.
+// The tool's peak resident set in KiB, outputs discarded; it must succeed.
 long peak_rss_kib(const std::vector<std::string>& arguments) {
-  std::string tool = NPYGUARD_TOOL_PATH;
-  std::vector<std::string> copies = arguments;
-  std::vector<char*> argv{tool.data()};
-  for (auto& argument : copies) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  REQUIRE(::wait4(child, &status, 0, &usage) == child);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  return usage.ru_maxrss;
+  const npyguard_cli_test::measured_run run = npyguard_cli_test::run_measured(arguments);
+  CHECK(run.status == 0);
+  return run.max_rss_kib;
 }
 
 // AddressSanitizer's quarantine and shadow memory grow with every
