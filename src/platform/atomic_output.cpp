@@ -94,7 +94,29 @@ void remove_temporaries_on_signals() noexcept {
   }
 }
 
+namespace {
+// Holds SIGINT, SIGTERM and SIGHUP back while it lives: a signal that comes
+// between creating the temporary file and registering it would otherwise
+// find no slot and leave the file behind. It is delivered when this ends.
+class held_signals {
+public:
+  held_signals() noexcept {
+    sigset_t held;
+    ::sigemptyset(&held);
+    for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&held, signal_number);
+    ::pthread_sigmask(SIG_BLOCK, &held, &previous_);
+  }
+  ~held_signals() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  held_signals(const held_signals&) = delete;
+  held_signals& operator=(const held_signals&) = delete;
+
+private:
+  sigset_t previous_{};
+};
+} // namespace
+
 std::optional<output_failure> atomic_output::create() noexcept {
+  const held_signals held;
   const std::size_t digits_at = directory_.size() + sizeof temporary_prefix - 1;
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::uint64_t nonce = 0;
