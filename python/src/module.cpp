@@ -947,5 +947,6 @@ PYBIND11_MODULE(_npyguard, m) {
   m.def("npz_spool_fd", &npz_spool_fd);
   m.def("error_codes", &error_codes);
   npyguard_python::register_scan(m);
+  npyguard_python::register_gate(m);
   m.def("version", [] { return std::string(npyguard::version()); });
 }

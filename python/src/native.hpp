@@ -29,6 +29,9 @@ inline const char* format_name(npyguard::file_format format) {
 // scan_paths and scan_source (scan.cpp).
 void register_scan(pybind11::module_& m);
 
+// gate_fd and GateCancel, the upload gate's native half (gate.cpp).
+void register_gate(pybind11::module_& m);
+
 } // namespace npyguard_python
 
 #endif

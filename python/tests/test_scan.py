@@ -474,9 +474,9 @@ def test_the_readme_shows_the_real_output(source_dir, tmp_path):
     shown = re.search(r"^```text\n(.*?)^```", section, re.S | re.M).group(1)
     out = tmp_path / "report.csv"
     done = run_scan("examples/", "--output", str(out), cwd=source_dir)
-    summary = re.escape("8 files: 4 valid, 4 invalid; skipped 1 other name (not .npy/.npz/.ra); ")
+    summary = re.escape("8 files: 4 valid, 4 invalid; skipped 2 other names (not .npy/.npz/.ra); ")
     assert done.returncode == 1 and re.fullmatch(summary + r"\d+\.\d\d s", done.stderr.decode().strip())
-    assert "8 files: 4 valid, 4 invalid; skipped 1 other name (not .npy/.npz/.ra); 0.04 s" in section
+    assert "8 files: 4 valid, 4 invalid; skipped 2 other names (not .npy/.npz/.ra); 0.04 s" in section
     assert out.read_text().replace("\r\n", "\n") == shown
 
 
