@@ -497,3 +497,38 @@ def test_the_readme_serve_session_prints_what_it_shows(source_dir, tmp_path):
         assert not differ, "\n".join(differ)
     finally:
         fresh.stop()
+
+
+def test_an_upload_file_and_a_busy_server(monkeypatch):
+    import io
+    from starlette.datastructures import UploadFile
+    from npyguard import _serve
+
+    async def upload_file():
+        upload = UploadFile(file=io.BytesIO(npy(np.arange(7))), filename="dir/u.npy")
+        return await asgi.check_upload(upload)
+
+    row = asyncio.run(upload_file())
+    assert row["file"] == "u.npy" and row["shape"] == [7]
+
+    # One check slot, held past the deadline (a check that overran it: here a
+    # stand-in judge that sleeps): the next request waits for the slot until
+    # its own deadline, then is answered 503 (code busy), never queued forever.
+    async def overrunning(*args, **kwargs):
+        await asyncio.sleep(2.5)
+        return {"valid": True}, 0
+
+    app = _serve.create_app(max_concurrent=1, timeout=1.0)
+
+    async def both():
+        async with httpx.AsyncClient(app=app, base_url="http://gate", timeout=10) as client:
+            first = asyncio.ensure_future(client.post("/check", content=b"x"))
+            await asyncio.sleep(0.2)
+            second = await client.post("/check", content=npy(np.arange(3)))
+            return await first, second
+
+    monkeypatch.setattr(asgi, "judge_upload", overrunning)
+    first, second = asyncio.run(both())
+    assert first.status_code == 200
+    assert second.status_code == 503 and second.json()["error"]["code"] == "busy"
+    assert second.headers["retry-after"] == "1"
