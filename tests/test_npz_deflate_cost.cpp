@@ -1,8 +1,11 @@
 // What a deflate member may cost (SPEC-npz.md sections 8-10, amended
 // 2026-11-26, issue 35): compressed bytes buy output (at most 512 + P + P/16
 // compressed bytes for P bytes of output, at every byte of the stream, by
-// default and with verify), and a member's header is paid for by its
-// compressed bytes (1 KiB plus four times them; the archive's excess at most
+// default and with verify), and a member's header is paid for by the
+// compressed bytes it inflates from (1 KiB plus eight times them, checked
+// with the member's compressed size before inflating and with the bytes
+// consumed after each 64 KiB and at the header's end; the archive's excess
+// at most 64 KiB plus an eighth of the archive's size, and at most
 // limits.max_header_bytes). The streams are built block by block here, so
 // that each rule is met exactly and missed by one byte.
 #include <cstdint>
@@ -34,6 +37,23 @@ std::string white_space_member(std::size_t length) {
   std::string text = "{'descr': '<f8', 'fortran_order': False, 'shape': (0,), }";
   text += std::string(length - text.size() - 1, ' ') + "\n";
   return raw_file(text, length > 65535 ? 2 : 1, 0);
+}
+
+// A u1 array of `count` pseudo-random bytes whose header text is `length`
+// bytes of white space after the dict: a header that deflates 1,000 to 1
+// before data that does not deflate.
+std::string white_space_then_random(std::size_t length, std::size_t count) {
+  std::string text = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
+  text += std::string(length - text.size() - 1, ' ') + "\n";
+  std::string data = raw_file(text, length > 65535 ? 2 : 1, 0);
+  std::uint64_t state = 88172645463325252ull;
+  for (std::size_t i = 0; i < count; ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    data.push_back(static_cast<char>(state >> 56));
+  }
+  return data;
 }
 
 // Deflate's bit order: fields least significant bit first, Huffman codes
@@ -208,16 +228,22 @@ TEST_CASE("compressed bytes buy output: fixed-Huffman blocks of one literal", "[
 }
 
 TEST_CASE("header amplification: a header is paid for by its member's compressed bytes", "[npz][deflate_cost]") {
-  SECTION("two 1 MiB headers of white space from 1 KB each: the second is refused") {
+  // What a white-space member of header length `size` pays for, and runs over.
+  const auto paid = [](std::size_t size) { return 1024 + 8 * raw_deflate(white_space_member(size), 9).size(); };
+  SECTION("a 1 MiB header of white space from 1 KB, in a small archive, is refused before it is inflated") {
     const std::string member = white_space_member(1024 * 1024);
-    const zip_archive zip = build_zip({deflated("a.npy", member), deflated("b.npy", member)});
-    require_error(check_zip(zip.bytes), error_code::header_too_large, zip.entries[1].data, "b.npy", 8);
-    require_error(check_zip(zip.bytes, true), error_code::header_too_large, zip.entries[1].data, "b.npy", 8);
+    const zip_archive zip = build_zip({deflated("a.npy", bytes_member(3)), deflated("b.npy", member)});
+    for (const bool verify : {false, true}) {
+      const archive_result result = check_zip(zip.bytes, verify);
+      require_error(result, error_code::header_too_large, zip.entries[1].data, "b.npy", 8);
+      // 64 KiB plus an eighth of the archive is the smaller bound: no setting lifts it.
+      CHECK(result.failure().option.empty());
+      CHECK_FALSE(result.failure().limit);
+    }
   }
-  SECTION("the excess over 1 KiB plus 4 x the compressed size, summed, is at most limits.max_header_bytes") {
+  SECTION("the excess over 1 KiB plus 8 x the compressed size, summed, is at most limits.max_header_bytes") {
     const std::size_t header = 20000;
     const std::string big = white_space_member(header);
-    const auto paid = [](std::size_t size) { return 1024 + 4 * raw_deflate(white_space_member(size), 9).size(); };
     // A header exactly as long as it is paid for adds nothing; a short one
     // (small.npy) takes nothing off.
     std::size_t fitting = 1100;
@@ -226,15 +252,78 @@ TEST_CASE("header amplification: a header is paid for by its member's compressed
     const zip_archive zip = build_zip({deflated("a.npy", big), deflated("small.npy", bytes_member(3)),
                                        deflated("fits.npy", white_space_member(fitting)), deflated("b.npy", big)});
     const auto limit = static_cast<std::uint32_t>(2 * (header - paid(header)));
+    REQUIRE(limit < 64 * 1024); // the limit, not the archive's size, is the smaller bound
     for (const bool verify : {false, true}) {
       require_ok(check_zip(zip.bytes, verify, limit));
-      require_error(check_zip(zip.bytes, verify, limit - 1), error_code::header_too_large, zip.entries[3].data, "b.npy",
-                    8);
+      const archive_result result = check_zip(zip.bytes, verify, limit - 1);
+      require_error(result, error_code::header_too_large, zip.entries[3].data, "b.npy", 8);
+      CHECK(result.failure().option == "max_header_bytes");
+      CHECK(result.failure().limit == limit - 1);
+      CHECK(result.failure().actual == limit);
     }
   }
-  SECTION("one large header in an archive is within the allowance") {
-    require_ok_both(
-        build_zip({deflated("a.npy", white_space_member(1024 * 1024)), deflated("b.npy", bytes_member(9))}));
+  SECTION("the excess, summed, is at most 64 KiB plus an eighth of the archive's size") {
+    // a.npy runs `excess` over; a stored member (never charged) sizes the
+    // archive to exactly 8 x (excess - 64 KiB) bytes, then one byte less.
+    const std::size_t header = 200000;
+    const std::size_t excess = header - paid(header);
+    const zip_entry big = deflated("a.npy", white_space_member(header));
+    zip_entry pad;
+    pad.name = "pad.npy";
+    pad.data = bytes_member(0);
+    const std::size_t bare = build_zip({big, pad}).bytes.size();
+    const std::size_t wanted = 8 * (excess - 64 * 1024);
+    REQUIRE(wanted > bare);
+    pad.data = bytes_member(wanted - bare);
+    const zip_archive fits = build_zip({big, pad});
+    REQUIRE(fits.bytes.size() == wanted);
+    pad.data = bytes_member(wanted - bare - 1);
+    const zip_archive short_by_one = build_zip({big, pad});
+    REQUIRE(short_by_one.bytes.size() == wanted - 1);
+    for (const bool verify : {false, true}) {
+      require_ok(check_zip(fits.bytes, verify));
+      // Refused whatever the limit: the archive's size is the smaller bound, and no setting lifts it.
+      for (const std::uint32_t limit : {std::uint32_t{1} << 20, std::uint32_t{1} << 30}) {
+        const archive_result result = check_zip(short_by_one.bytes, verify, limit);
+        require_error(result, error_code::header_too_large, short_by_one.entries[0].data, "a.npy", 8);
+        CHECK(result.failure().option.empty());
+      }
+    }
+  }
+  SECTION("the bytes of the data after a header pay for none of it") {
+    // 40 KB of white space, then 5,000 random bytes: the member's
+    // compressed size pays for the header (1 KiB + 8 C >= H), the bytes it
+    // inflates from do not (about 40 of them).
+    const std::size_t header = 39990; // 10 + 39,990 bytes: the data 64-byte aligned
+    const std::string member = white_space_then_random(header, 5000);
+    const zip_entry a = deflated("a.npy", member);
+    REQUIRE(1024 + 8 * a.compressed->size() >= header);
+    zip_entry b = a;
+    b.name = "b.npy";
+    // a.npy runs about 38.6 KB over, within 64 KiB plus an eighth of the
+    // archive (about 15 KB); b.npy takes the sum past it.
+    const zip_archive one = build_zip({a});
+    const zip_archive two = build_zip({a, b});
+    for (const bool verify : {false, true}) {
+      require_ok(check_zip(one.bytes, verify));
+      const archive_result result = check_zip(two.bytes, verify);
+      require_error(result, error_code::header_too_large, two.entries[1].data, "b.npy", 8);
+      CHECK(result.failure().option.empty());
+    }
+  }
+  SECTION("a 1 MiB header paid for by the data after it is refused 128 KiB into it") {
+    // 1 KiB + 8 C covers the header, so the check before inflating passes;
+    // the check after the first 64 KiB finds about 63 KiB over (within the
+    // archive's 64 KiB + 17 KiB), the one after 128 KiB refuses.
+    const std::size_t header = 1024 * 1024 - 12;
+    const std::string member = white_space_then_random(header, 140000);
+    const zip_entry a = deflated("a.npy", member);
+    REQUIRE(1024 + 8 * a.compressed->size() >= header);
+    const zip_archive zip = build_zip({a});
+    for (const bool verify : {false, true}) {
+      const archive_result result = check_zip(zip.bytes, verify);
+      require_error(result, error_code::header_too_large, zip.entries[0].data, "a.npy", 8);
+    }
   }
   SECTION("stored members are never charged: their header bytes are in the archive") {
     zip_entry a;
@@ -244,7 +333,7 @@ TEST_CASE("header amplification: a header is paid for by its member's compressed
     b.name = "b.npy";
     require_ok(check_zip(build_zip({a, b}).bytes, false, 60000));
   }
-  SECTION("a 4,000-field struct (71 KB of header from 10 KB of deflate) passes") {
+  SECTION("a 4,000-field struct (71 KB of header from 10 KB of deflate) pays for its header") {
     std::string descr = "[";
     for (int i = 0; i < 4000; ++i) descr += "('f" + std::to_string(i) + "', '<f8'), ";
     descr.resize(descr.size() - 2);
@@ -254,7 +343,7 @@ TEST_CASE("header amplification: a header is paid for by its member's compressed
     zip_entry e = deflated("s.npy", member, raw_deflate(member, 6));
     INFO(member.size() << " bytes deflate to " << e.compressed->size());
     require_ok_both(build_zip({e}));
-    // ... and so do 30 of them in one archive (about 30 KB over each).
+    // ... and so do 30 of them in one archive (7 to 1: none runs over).
     std::vector<zip_entry> many;
     for (int i = 0; i < 30; ++i) {
       many.push_back(e);

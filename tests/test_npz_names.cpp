@@ -329,6 +329,11 @@ TEST_CASE("member names: the fast NFC and NFKC give utf8proc's forms", "[npz][na
       // class 220 (out of order); after a Hangul LV syllable (which takes a T jamo).
       require_same_forms("a" + utf8(c) + "\xcc\x81\xcc\xa3" + utf8(c));
       require_same_forms("\xea\xb0\x80" + utf8(c) + "x");
+      // Between starters and after a mark of class 232 that composes with
+      // nothing (U+0315): the name passes the NFC quick check, and is its
+      // own form, exactly when `c` is NFC_Quick_Check=Yes and of class 0 or
+      // at least 232.
+      require_same_forms("b" + utf8(c) + "\xcc\x95" + utf8(c) + "b");
       ++checked;
     }
     CHECK(checked > 80000); // 85,182 in Unicode 15
@@ -338,7 +343,8 @@ TEST_CASE("member names: the fast NFC and NFKC give utf8proc's forms", "[npz][na
                                   0x0308, 0x0344, 0x0F71, 0x0F72, 0x0F73,  0x0F75,  0x0F77, 0x0958, 0x2126, 0x212A,
                                   0x1100, 0x1161, 0x11A7, 0x11A8, 0xAC00,  0xAC01,  0xD7A3, 0x3099, 0xFF9E, 0x00A8,
                                   0xFB01, 0x2025, 0xFF0F, 0xFF3C, 0xFF1A,  0xFF0E,  0x2488, 0x1E9B, 0x0CCA, 0x0CC2,
-                                  0x0CC6, 0x0CD5, 0x05B0, 0x0591, 0x1D15E, 0x1D165, 0x0345, 0x03B1, 0x4E00, 0xFDFA};
+                                  0x0CC6, 0x0CD5, 0x05B0, 0x0591, 0x1D15E, 0x1D165, 0x0345, 0x03B1, 0x4E00, 0xFDFA,
+                                  0x00E0, 0x1EA0, 0x1E9A, 0x0315, 0x0334,  0x212B,  0x0340, 0x2ADC};
     std::uint64_t state = 7;
     for (int round = 0; round < 20000; ++round) {
       std::string text;

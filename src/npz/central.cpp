@@ -21,7 +21,8 @@ using std::to_string;
 
 // Strings seen so far (NFC names, NFC keys), each with the index of its
 // member: an open-addressing table under the keyed hash, so names chosen to
-// collide cannot make the check quadratic.
+// collide cannot make the check quadratic. The strings are views of the
+// path tree's copies, which never move and outlive the index.
 class string_index {
 public:
   // The member an equal string came from, or -1. `hash` is keyed_hash(text):
@@ -35,11 +36,11 @@ public:
     }
   }
 
-  void add(std::string text, std::uint64_t hash, std::size_t member) {
+  void add(std::string_view text, std::uint64_t hash, std::size_t member) {
     if ((texts_.size() + 1) * 2 > slots_.size()) grow();
     std::size_t slot = hash & (slots_.size() - 1);
     while (slots_[slot] != 0) slot = (slot + 1) & (slots_.size() - 1);
-    texts_.push_back(std::move(text));
+    texts_.push_back(text);
     hashes_.push_back(hash);
     members_.push_back(member);
     slots_[slot] = static_cast<std::uint32_t>(texts_.size());
@@ -56,7 +57,7 @@ private:
     slots_ = std::move(slots);
   }
 
-  std::vector<std::string> texts_;
+  std::vector<std::string_view> texts_;
   std::vector<std::uint64_t> hashes_;
   std::vector<std::size_t> members_;
   std::vector<std::uint32_t> slots_;
@@ -70,14 +71,13 @@ private:
 // ("a.npy.npy" beside "a.npy") cannot be read under its key.
 std::optional<error> check_unique(const entry& e, std::size_t index, const std::vector<entry>& entries,
                                   path_tree& paths, string_index& names, string_index& keys) {
-  std::string name = nfc(e.name);
-  // NFC leaves the ASCII ".npy" alone (nothing composes with a '.'), so the
-  // key's NFC form is the name's without it.
-  const std::string_view key = std::string_view(name).substr(0, name.size() - 4);
+  // Valid until the next call of nfc(): copied into the path tree below.
+  const std::string_view normal = nfc(e.name);
   const auto earlier = [&](std::size_t other) {
     return "member " + std::to_string(other) + "'s (\"" + entries[other].name + "\")";
   };
-  if (const auto clash = paths.add(name, index)) {
+  std::string_view name;
+  if (const auto clash = paths.add(normal, index, &name)) {
     const std::string other = earlier(clash->member);
     const char* const both = ": one path would be both a file and a directory once extracted";
     return fail(error_code::duplicate_name, e.central_offset,
@@ -88,6 +88,10 @@ std::optional<error> check_unique(const entry& e, std::size_t index, const std::
                     : "the name is a directory of " + other + both,
                 e.name);
   }
+  // The path tree's copy from here on. NFC leaves the ASCII ".npy" alone
+  // (nothing composes with a '.'), so the key's NFC form is the name's
+  // without it.
+  const std::string_view key = name.substr(0, name.size() - 4);
   const std::uint64_t name_hash = npyguard::detail::keyed_hash(name);
   const std::uint64_t key_hash = npyguard::detail::keyed_hash(key);
   if (const std::ptrdiff_t other = keys.find(name, name_hash); other >= 0) {
@@ -102,8 +106,8 @@ std::optional<error> check_unique(const entry& e, std::size_t index, const std::
                     ": numpy would serve that member under this key",
                 e.name);
   }
-  keys.add(std::string(key), key_hash, index);
-  names.add(std::move(name), name_hash, index);
+  keys.add(key, key_hash, index);
+  names.add(name, name_hash, index);
   return std::nullopt;
 }
 

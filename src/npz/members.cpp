@@ -154,32 +154,81 @@ struct deflate_state {
 };
 
 // Header amplification (SPEC-npz.md section 9, docs/SPEC-npz.md's settled
-// points): a deflate member's header may be up to 1 KiB plus four times the
-// member's compressed size; beyond that, the archive's headers together may
-// run over by at most limits.max_header_bytes. Decided before the header is
-// inflated, so a kilobyte of deflate never costs a megabyte of parsing per
-// member. (A 4,000-field struct's 71 KB header deflates to 10 KB: 30 KB
-// over, so 34 of them fit in an archive with the default limit; white
-// space deflates 1,000 to 1.)
+// points): a deflate member's header is paid for by the compressed bytes it
+// inflates from, 1 KiB plus eight times them (K: what zlib has consumed
+// when the header's last byte comes out; the bytes of the data after it pay
+// for nothing); beyond that, the archive's headers together may run over by
+// at most 64 KiB plus an eighth of the archive's size, and never more than
+// limits.max_header_bytes. Checked before the header is inflated with the
+// member's whole compressed size C (K <= C, so the charge can only be
+// larger), after every 64 KiB of header output with the bytes consumed so
+// far, and at the header's end: a kilobyte of deflate never costs a
+// megabyte of parsing, and the header text no member pays for grows with
+// the archive, 192 KiB at 1 MiB (about a quarter of a millisecond to
+// inflate and parse as white space). A 4,000-field struct's 71 KB header
+// deflates to 10 KB, 7 to 1, and pays for itself; white space deflates
+// 1,000 to 1.
 constexpr std::uint64_t header_grace = 1024;
-constexpr std::uint64_t header_ratio = 4;
+constexpr std::uint64_t header_ratio = 8;
+constexpr std::uint64_t unpaid_floor = std::uint64_t{64} * 1024;
+constexpr std::uint64_t unpaid_share = 8; // the archive's size over this
+constexpr std::uint64_t header_step = std::uint64_t{64} * 1024;
 
-std::optional<error> charge_header(deflate_state& state, const entry& e, const npyguard::detail::preamble& framing,
-                                   const options& opts) {
-  // Only what the declared size lets the stream hold is inflated.
+// What the archive's headers may run over in all: a bound on the header text no member pays for.
+std::uint64_t unpaid_allowance(std::uint64_t archive_size, const options& opts) noexcept {
+  return std::min<std::uint64_t>(opts.limits.max_header_bytes, unpaid_floor + archive_size / unpaid_share);
+}
+
+// How far `header` bytes of header run past what `compressed` bytes pay for.
+std::uint64_t header_excess(std::uint64_t header, std::uint64_t compressed) noexcept {
+  const std::uint64_t paid = header_grace + header_ratio * std::min<std::uint64_t>(compressed, 1ull << 59);
+  return header > paid ? header - paid : 0;
+}
+
+// header_too_large when the archive's unpaid header bytes so far plus this
+// member's `excess` (`header` bytes from `compressed` bytes) pass the allowance.
+std::optional<error> charge_header(const deflate_state& state, std::uint64_t header, std::uint64_t compressed,
+                                   std::uint64_t excess, const options& opts) {
+  const std::uint64_t unpaid = state.unpaid_header + excess;
+  const std::uint64_t allowance = unpaid_allowance(state.reader.size(), opts);
+  if (unpaid <= allowance) return std::nullopt;
+  error failure{error_code::header_too_large, 8,
+                "the member's header of " + to_string(header) + " bytes inflates from " + to_string(compressed) +
+                    " compressed bytes; the archive's headers run " + to_string(unpaid) +
+                    " bytes past 1 KiB plus eight times the compressed bytes they inflate from, more than the " +
+                    to_string(allowance) + " allowed (64 KiB plus an eighth of the archive's " +
+                    to_string(state.reader.size()) + " bytes, capped at the header limit of " +
+                    to_string(opts.limits.max_header_bytes) + ")"};
+  // The option decides only where its limit is the smaller bound.
+  if (allowance < opts.limits.max_header_bytes) return failure;
+  return refused(std::move(failure), "max_header_bytes", opts.limits.max_header_bytes, unpaid);
+}
+
+// Inflates the member's header (up to the data, or all its declared bytes
+// when they end first), charging it as it comes (header amplification).
+std::optional<error> inflate_header(deflate_state& state, deflate_prefix& prefix, const entry& e,
+                                    const npyguard::detail::preamble& framing, const options& opts,
+                                    std::optional<error>& failure) {
   const std::uint64_t header_end = std::min(framing.data_offset(), e.uncompressed.value);
   const std::uint64_t header = header_end > framing.header_offset ? header_end - framing.header_offset : 0;
-  const std::uint64_t paid = header_grace + header_ratio * std::min<std::uint64_t>(e.compressed.value, 1ull << 60);
-  if (header <= paid) return std::nullopt;
-  state.unpaid_header += header - paid;
-  if (state.unpaid_header <= opts.limits.max_header_bytes) return std::nullopt;
-  return refused(
-      error{error_code::header_too_large, 8,
-            "the member's header of " + to_string(header) + " bytes inflates from " + to_string(e.compressed.value) +
-                " compressed bytes; the archive's headers run " + to_string(state.unpaid_header) +
-                " bytes past 1 KiB plus four times their member's compressed size, above the limit of " +
-                to_string(opts.limits.max_header_bytes)},
-      "max_header_bytes", opts.limits.max_header_bytes, state.unpaid_header);
+  if (auto bad = charge_header(state, header, e.compressed.value, header_excess(header, e.compressed.value), opts)) {
+    return bad;
+  }
+  const inflater& stream = *state.stream;
+  for (;;) {
+    // The next multiple of 64 KiB of header text, or the header's end.
+    const std::uint64_t held =
+        state.bytes.size() > framing.header_offset ? state.bytes.size() - framing.header_offset : 0;
+    const std::uint64_t target = std::min(header_end, framing.header_offset + header_step * (held / header_step + 1));
+    if ((failure = prefix.fill(target))) return failure;
+    const std::uint64_t so_far = target > framing.header_offset ? target - framing.header_offset : 0;
+    const std::uint64_t excess = header_excess(so_far, stream.consumed());
+    if (auto bad = charge_header(state, so_far, stream.consumed(), excess, opts)) return bad;
+    if (target == header_end) {
+      state.unpaid_header += excess;
+      return std::nullopt;
+    }
+  }
 }
 
 // A deflated member's header into `model`: the preamble, the header and
@@ -194,8 +243,7 @@ std::optional<error> validate_deflated(deflate_state& state, const entry& e, con
   const auto held = static_cast<std::size_t>(prefix.read_at(0, preamble_bytes, sizeof preamble_bytes));
   npyguard::detail::preamble framing;
   if (auto bad = npyguard::detail::read_preamble(preamble_bytes, held, opts, framing)) return bad;
-  if (auto bad = charge_header(state, e, framing, opts)) return bad;
-  if ((failure = prefix.fill(framing.data_offset()))) return failure;
+  if (auto bad = inflate_header(state, prefix, e, framing, opts, failure)) return bad;
   // The header is held whole now (up to the data, or all the member's
   // declared bytes when it is shorter): read in place, not copied again. The
   // pipeline reads no byte past the header of a contiguous input; the

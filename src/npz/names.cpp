@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -21,7 +23,7 @@ namespace {
 // UAX #15's stream-safe limit on non-starters in a row.
 constexpr std::size_t max_non_starters = 30;
 // Longest full decomposition in Unicode 15: 18 code points (U+FDFA, compatibility).
-constexpr utf8proc_ssize_t decomposition_room = 32;
+constexpr utf8proc_ssize_t decomposition_room = 18;
 
 constexpr std::string_view npy_suffix = ".npy";
 
@@ -95,20 +97,21 @@ constexpr std::uint32_t hangul_last = 0xD7A3;
 // What one pass over a non-ASCII name finds, for the rules in the table's
 // order and for the normalisations the later rules need.
 //
-// `nfc_inert`: no character has a combining class other than 0, none can
-// compose with the character before it, and none has a canonical
-// decomposition other than a Hangul syllable's. Then the name is its own
-// NFC form. Proof, step by step through what utf8proc_NFC does: the
-// canonical decomposition is the name with each Hangul syllable written as
-// its jamo (L V or L V T, every one of class 0); with every class 0 the
-// reordering moves nothing; composition joins a character to the starter
-// before it only when composes_with_previous says so: no character of the
-// name does, so only the jamo a syllable was written as join, L with V and
-// LV with T, which rebuilds the syllable (an L is never second, and the
-// jamo after a syllable's last one is the next character of the name).
-// `nfkc_inert`: `nfc_inert`, and no character has a compatibility
-// decomposition either: the compatibility decomposition is then the
-// canonical one, so the NFKC form is the NFC form, the name itself.
+// `nfc_inert`: UAX #15's quick check (section 9) answers Yes for NFC:
+// every character is NFC_Quick_Check=Yes (never second in a composition
+// pair, as composes_with_previous says, which with utf8proc includes
+// U+11A7; and its own NFC form: no canonical decomposition, or one that
+// composes back into the character, which excludes composition exclusions,
+// singletons and decompositions into non-starters; character_table::fill
+// finds both with utf8proc) and no combining class other than 0 follows a
+// higher one. Then the name is its own NFC form (UAX #15: a string whose
+// quick check is Yes is normalised), which is what lets a name of
+// precomposed letters (Latin with accents, Hangul syllables) skip
+// normalisation. `nfkc_inert`: the same for NFKC: every character is also
+// without a compatibility decomposition (its compatibility decomposition
+// is its canonical one), so the NFKC form is the NFC form, the name itself.
+// The differential test in test_npz_names.cpp checks both against
+// utf8proc_NFC and utf8proc_NFKC on every code point of planes 0 and 1.
 struct name_scan {
   std::optional<std::uint32_t> forbidden; // the first forbidden character
   std::optional<std::uint32_t> invisible; // the first Cf, Zl or Zp character
@@ -123,8 +126,6 @@ struct name_scan {
 // utf8proc_decompose_char writes it (a character without one is its own),
 // with each part's combining class and whether any part can compose with
 // the starter before it.
-// Left uninitialised until filled: a table of them is made for every
-// non-ASCII name.
 struct decomposition {
   std::uint8_t count;
   bool composes;
@@ -132,6 +133,7 @@ struct decomposition {
   // non-starters before its first starter (all of them without one), after
   // its last, and the longest run between.
   bool has_starter;
+  bool ordered; // no starter, the classes never go down: a piece of a run, appended whole
   std::uint8_t leading;
   std::uint8_t trailing;
   std::uint8_t inner;
@@ -144,29 +146,45 @@ struct character_facts {
   std::uint32_t character = 0xFFFFFFFFu; // none yet; the rest is set when it is filled
   bool invisible;                        // Cf, Zl or Zp
   bool unknown;                          // utf8proc has no decomposition for it: not a Unicode 15 code point
-  bool breaks_nfc;                       // a non-starter, second in a pair, or a canonical decomposition
-  bool decomposes;                       // a decomposition of either kind
-  bool compatibility_differs;            // its compatibility decomposition is not its canonical one
+  std::uint8_t combining_class;
+  bool nfc_yes;               // NFC_Quick_Check=Yes: never second in a pair, and its own NFC form
+  bool nfkc_yes;              // NFKC_Quick_Check=Yes: nfc_yes, and no compatibility decomposition
+  bool compatibility_differs; // its compatibility decomposition is not its canonical one
   decomposition canonical;
   decomposition compatibility;
 };
 
-// The facts of the characters a name uses, each looked up in utf8proc once
-// a name: a small direct-mapped cache (a name of distinct characters pays
-// the lookups once a character, as without it).
+// The facts of the characters the thread's names use, each looked up in
+// utf8proc once a thread, not once a name: a name of hundreds of distinct
+// decomposing characters (random accented Latin) would otherwise pay two
+// utf8proc decompositions for most of its characters. Plain characters (a
+// starter without a decomposition that never composes with the one before
+// it: most characters of most scripts) and Hangul syllables (decomposed by
+// arithmetic, point_builder::add_hangul) are never kept, so the table holds
+// at most the few thousand other characters of Unicode (about 200 bytes
+// each); past `max_entries` (8,192: at most about 1.6 MB a thread) it is
+// emptied before the next name. Open addressing over code points: an
+// attacker chooses no keys outside that fixed set, and the slot of each is
+// keyed (home()). Entries never move while a name is scanned.
 class character_table {
 public:
-  // User-provided, so that value-initialisation (std::optional::emplace)
-  // does not zero the 20 KB before setting each slot's `character`.
-  character_table() noexcept {} // NOLINT(modernize-use-equals-default)
+  // The table of the calling thread, emptied first if it has grown past its bound.
+  static character_table& for_name() {
+    static thread_local character_table table;
+    if (table.entries_.size() > max_entries) table.clear();
+    return table;
+  }
 
-  // The facts of `c`, or nullptr for a plain character: a starter without a
-  // decomposition that never composes with the one before it (most
-  // characters of most scripts), which is kept out of the table. `invisible`
-  // is set for a plain character (the facts hold it for the others).
-  const character_facts* get(std::uint32_t c, bool& invisible) noexcept {
-    character_facts& slot = slots_[(c ^ (c >> 6)) & (slot_count - 1)];
-    if (slot.character == c) return &slot;
+  // The facts of `c`, or nullptr for a plain character. `invisible` is set
+  // for a plain character (the facts hold it for the others). Not for
+  // Hangul syllables (point_builder::add_hangul).
+  const character_facts* get(std::uint32_t c, bool& invisible) {
+    // The characters seen last, direct-mapped: a name repeats its few
+    // decomposing characters, and a plain character costs one compare here.
+    slot& recent = recent_[(c ^ (c >> 6)) & (recent_size - 1)];
+    if (recent.facts != nullptr && recent.character == c) return recent.facts;
+    // A plain character is told by its properties alone, never looked for
+    // in the table: most names are made of them.
     const utf8proc_property_t& p = *utf8proc_get_property(static_cast<utf8proc_int32_t>(c));
     if (p.decomp_seqindex == UINT16_MAX && p.combining_class == 0 && !hangul_syllable(c) &&
         !composes_with_previous(c, p)) {
@@ -174,11 +192,54 @@ public:
                   p.category == UTF8PROC_CATEGORY_ZP;
       return nullptr;
     }
-    fill(c, p, slot);
-    return &slot;
+    if (slots_.empty()) resize(64);
+    std::size_t at = home(c);
+    for (; slots_[at].facts != nullptr; at = (at + 1) & (slots_.size() - 1)) {
+      if (slots_[at].character == c) {
+        recent = slots_[at];
+        return recent.facts;
+      }
+    }
+    entries_.emplace_back();
+    character_facts* const facts = &entries_.back();
+    fill(c, p, *facts);
+    slots_[at] = slot{c, facts};
+    recent = slots_[at];
+    if (2 * entries_.size() > slots_.size()) resize(2 * slots_.size());
+    return facts;
   }
 
 private:
+  static constexpr std::size_t max_entries = 8192;
+
+  // A code point's first slot: multiply-shift under an odd multiplier drawn
+  // from the process's hash key (the product's top bits; open addressing,
+  // linear probing). A public multiplier would let names be made of
+  // characters chosen offline to crowd one run of slots, and every lookup
+  // of them would walk it; a random one is 2-universal.
+  [[nodiscard]] std::size_t home(std::uint32_t c) const noexcept {
+    return static_cast<std::size_t>((std::uint64_t{c} * multiplier_) >> shift_);
+  }
+
+  character_table() : multiplier_(npyguard::detail::process_hash_key().k1 | 1u) {}
+
+  void clear() {
+    entries_.clear();
+    slots_.clear();
+    std::fill(std::begin(recent_), std::end(recent_), slot{});
+  }
+  // `size` slots (a power of two), every entry placed again.
+  void resize(std::size_t size) {
+    slots_.assign(size, slot{});
+    shift_ = 64;
+    for (std::size_t n = size; n > 1; n >>= 1) --shift_;
+    for (const character_facts& facts : entries_) {
+      std::size_t at = home(facts.character);
+      while (slots_[at].facts != nullptr) at = (at + 1) & (size - 1);
+      slots_[at] = slot{facts.character, &facts};
+    }
+  }
+
   static void decompose(std::uint32_t c, bool compatibility, decomposition& out, bool& unknown) noexcept {
     const auto options = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compatibility ? UTF8PROC_COMPAT : 0));
     int boundary_class = 0; // unused without UTF8PROC_CHARBOUND
@@ -210,6 +271,7 @@ private:
     }
     if (!out.has_starter) out.leading = run;
     out.trailing = run;
+    out.ordered = count > 0 && !out.has_starter && std::is_sorted(out.classes, out.classes + count);
   }
 
   static void fill(std::uint32_t c, const utf8proc_property_t& p, character_facts& slot) noexcept {
@@ -217,23 +279,43 @@ private:
     slot.invisible =
         p.category == UTF8PROC_CATEGORY_CF || p.category == UTF8PROC_CATEGORY_ZL || p.category == UTF8PROC_CATEGORY_ZP;
     slot.unknown = false;
-    slot.decomposes = p.decomp_seqindex != UINT16_MAX || hangul_syllable(c);
-    const bool canonical = slot.decomposes && (p.decomp_type == 0 || hangul_syllable(c));
-    slot.breaks_nfc = p.combining_class != 0 || composes_with_previous(c, p) || canonical;
+    slot.combining_class = static_cast<std::uint8_t>(p.combining_class);
+    const bool decomposes = p.decomp_seqindex != UINT16_MAX;
     decompose(c, false, slot.canonical, slot.unknown);
-    if (!slot.decomposes) {
+    if (decomposes) {
+      decompose(c, true, slot.compatibility, slot.unknown);
+    } else {
       slot.compatibility = slot.canonical;
-      slot.compatibility_differs = false;
-      return;
     }
-    decompose(c, true, slot.compatibility, slot.unknown);
     slot.compatibility_differs =
         slot.canonical.count != slot.compatibility.count ||
         !std::equal(slot.canonical.parts, slot.canonical.parts + slot.canonical.count, slot.compatibility.parts);
+    // Its own NFC form: no canonical decomposition, or one that utf8proc's
+    // composition (as utf8proc_NFC runs it) joins back into the character; a
+    // composition exclusion, a singleton or a decomposition into
+    // non-starters does not.
+    bool own_form = true;
+    if (decomposes && p.decomp_type == 0) {
+      utf8proc_int32_t parts[decomposition_room];
+      std::copy(slot.canonical.parts, slot.canonical.parts + slot.canonical.count, parts);
+      const utf8proc_ssize_t composed = utf8proc_normalize_utf32(
+          parts, slot.canonical.count, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE));
+      own_form = composed == 1 && parts[0] == static_cast<utf8proc_int32_t>(c);
+    }
+    slot.nfc_yes = own_form && !composes_with_previous(c, p) && !slot.unknown;
+    slot.nfkc_yes = slot.nfc_yes && !slot.compatibility_differs;
   }
 
-  static constexpr std::size_t slot_count = 64;
-  character_facts slots_[slot_count];
+  struct slot {
+    std::uint32_t character = 0;
+    const character_facts* facts = nullptr; // null: empty
+  };
+  std::deque<character_facts> entries_; // never move: a pointer stays valid while the table grows
+  std::vector<slot> slots_;             // the key beside its facts: a hit reads one slot
+  unsigned shift_ = 64;                 // 64 - log2(slots_.size())
+  std::uint64_t multiplier_;            // odd, from the process's hash key
+  static constexpr std::size_t recent_size = 64;
+  slot recent_[recent_size] = {};
 };
 
 // A run of non-starters in a decomposition: more than 30 (UAX #15's
@@ -337,51 +419,104 @@ void order_run(utf8proc_int32_t* points, const std::uint8_t* classes, std::size_
 // when its runs are bounded. The buffers are the thread's, reused.
 class point_builder {
 public:
-  explicit point_builder(bool compatibility) noexcept : compatibility_(compatibility) {}
+  explicit point_builder(bool compatibility) noexcept
+      : compatibility_(compatibility),
+        points_(points_buffer_.data()),
+        classes_(classes_buffer_.data()),
+        capacity_(points_buffer_.size()) {}
   point_builder(const point_builder&) = delete;
   point_builder& operator=(const point_builder&) = delete;
 
-  // `facts`: the character's (nullptr for ASCII and plain starters).
+  // `facts`: the character's (nullptr for ASCII and plain starters). The
+  // state is read into locals and written back once: the classes are bytes,
+  // and every store of one would otherwise make the compiler read the
+  // members again.
   void add(std::uint32_t c, const character_facts* facts) {
-    room(decomposition_room);
-    if (facts == nullptr) {
-      put_starter(static_cast<utf8proc_int32_t>(c));
-      return;
-    }
-    const decomposition& whole = compatibility_ ? facts->compatibility : facts->canonical;
-    composes_ = composes_ || whole.composes;
-    for (std::size_t k = 0; k < whole.count; ++k) {
-      const std::uint8_t combining_class = whole.classes[k];
-      if (combining_class == 0) {
-        put_starter(whole.parts[k]);
-        continue;
+    if (capacity_ - size_ < static_cast<std::size_t>(decomposition_room)) grow();
+    utf8proc_int32_t* const points = points_;
+    std::uint8_t* const classes = classes_;
+    std::size_t size = size_;
+    std::size_t run_begin = run_begin_;
+    bool sorted = sorted_;
+    std::uint8_t last_class = last_class_;
+    const auto put = [&](utf8proc_int32_t part, std::uint8_t combining_class) {
+      if (combining_class == 0) { // a starter ends the run before it
+        if (!sorted) order_run(points + run_begin, classes + run_begin, size - run_begin);
+        sorted = true;
+        last_class = 0;
+        points[size] = part;
+        classes[size++] = 0;
+        run_begin = size;
+        return;
       }
-      sorted_ = sorted_ && last_class_ <= combining_class;
-      last_class_ = combining_class;
-      points_[size_] = whole.parts[k];
-      classes_[size_++] = combining_class;
+      sorted = sorted && last_class <= combining_class;
+      last_class = combining_class;
+      points[size] = part;
+      classes[size++] = combining_class;
+    };
+    if (facts == nullptr) {
+      put(static_cast<utf8proc_int32_t>(c), 0);
+    } else {
+      const decomposition& whole = compatibility_ ? facts->compatibility : facts->canonical;
+      composes_ = composes_ || whole.composes;
+      if (whole.ordered) { // non-starters in order (a mark, U+0344, U+0F73): copied whole
+        for (std::size_t k = 0; k < whole.count; ++k) {
+          points[size + k] = whole.parts[k];
+          classes[size + k] = whole.classes[k];
+        }
+        sorted = sorted && last_class <= whole.classes[0];
+        last_class = whole.classes[whole.count - 1];
+        size += whole.count;
+      } else {
+        for (std::size_t k = 0; k < whole.count; ++k) put(whole.parts[k], whole.classes[k]);
+      }
     }
+    size_ = size;
+    run_begin_ = run_begin;
+    sorted_ = sorted;
+    last_class_ = last_class;
+  }
+
+  // A Hangul syllable: its jamo, L V or L V T, all starters, by UAX #15's
+  // arithmetic (what utf8proc_decompose_char writes, both kinds); the V can
+  // compose with the L.
+  void add_hangul(std::uint32_t c) {
+    if (capacity_ - size_ < static_cast<std::size_t>(decomposition_room)) grow();
+    if (!sorted_) order_run(points_ + run_begin_, classes_ + run_begin_, size_ - run_begin_);
+    sorted_ = true;
+    last_class_ = 0;
+    const std::uint32_t index = c - hangul_first;
+    const std::uint32_t trailing = index % 28;
+    points_[size_] = static_cast<utf8proc_int32_t>(0x1100 + index / 588);
+    classes_[size_++] = 0;
+    points_[size_] = static_cast<utf8proc_int32_t>(0x1161 + (index % 588) / 28);
+    classes_[size_++] = 0;
+    if (trailing != 0) {
+      points_[size_] = static_cast<utf8proc_int32_t>(0x11A7 + trailing);
+      classes_[size_++] = 0;
+    }
+    run_begin_ = size_;
+    composes_ = true;
   }
 
   void finish(std::string& out) {
-    end_run();
+    if (!sorted_) order_run(points_ + run_begin_, classes_ + run_begin_, size_ - run_begin_);
+    sorted_ = true;
     std::size_t length = size_;
     if (composes_) {
       const utf8proc_ssize_t composed = utf8proc_normalize_utf32(
-          points_.data(), static_cast<utf8proc_ssize_t>(length),
+          points_, static_cast<utf8proc_ssize_t>(length),
           static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE | (compatibility_ ? UTF8PROC_COMPAT : 0)));
       if (composed < 0) throw std::length_error("normalize");
       length = static_cast<std::size_t>(composed);
     }
-    std::size_t bytes = 0; // exactly, so that the string kept for the name holds no slack
-    for (std::size_t k = 0; k < length; ++k) {
-      const auto c = static_cast<std::uint32_t>(points_[k]);
-      bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-    }
-    out.clear();
-    out.resize(bytes);
-    char* at = &out[0];
+    // At most 4 bytes a code point, then cut to what was written: one pass.
+    // `out` is a buffer reused from name to name, so this seldom allocates.
+    out.resize(4 * length);
+    char* const begin = &out[0];
+    char* at = begin;
     for (std::size_t k = 0; k < length; ++k) at = put_utf8(at, static_cast<std::uint32_t>(points_[k]));
+    out.resize(static_cast<std::size_t>(at - begin));
   }
 
 private:
@@ -403,26 +538,22 @@ private:
     }
     return at;
   }
-  void room(std::size_t more) {
-    if (points_.size() >= size_ + more) return;
-    points_.resize(std::max(2 * points_.size(), size_ + more));
-    classes_.resize(points_.size());
-  }
-  void end_run() {
-    if (!sorted_) order_run(points_.data() + run_begin_, classes_.data() + run_begin_, size_ - run_begin_);
-    sorted_ = true;
-    last_class_ = 0;
-  }
-  void put_starter(utf8proc_int32_t c) {
-    end_run();
-    points_[size_] = c;
-    classes_[size_++] = 0;
-    run_begin_ = size_;
+  void grow() {
+    const std::size_t wanted = std::max<std::size_t>(2 * capacity_, size_ + decomposition_room);
+    points_buffer_.resize(wanted);
+    classes_buffer_.resize(wanted);
+    points_ = points_buffer_.data();
+    classes_ = classes_buffer_.data();
+    capacity_ = wanted;
   }
 
-  static thread_local std::vector<utf8proc_int32_t> points_; // [0, size_) in use
-  static thread_local std::vector<std::uint8_t> classes_;
+  // The thread's buffers, reused from name to name; [0, size_) in use.
+  static thread_local std::vector<utf8proc_int32_t> points_buffer_;
+  static thread_local std::vector<std::uint8_t> classes_buffer_;
   bool compatibility_;
+  utf8proc_int32_t* points_;
+  std::uint8_t* classes_;
+  std::size_t capacity_;
   bool composes_ = false;
   std::size_t size_ = 0;
   std::size_t run_begin_ = 0;   // where the current run of non-starters begins
@@ -430,8 +561,8 @@ private:
   std::uint8_t last_class_ = 0; // of the current run's last part
 };
 
-thread_local std::vector<utf8proc_int32_t> point_builder::points_;
-thread_local std::vector<std::uint8_t> point_builder::classes_;
+thread_local std::vector<utf8proc_int32_t> point_builder::points_buffer_;
+thread_local std::vector<std::uint8_t> point_builder::classes_buffer_;
 
 // The name's NFC form (`compatibility`: its NFKC form) into `out`.
 void normalize(std::string_view name, bool compatibility, character_table& table, std::string& out) {
@@ -439,57 +570,73 @@ void normalize(std::string_view name, bool compatibility, character_table& table
   for (std::size_t i = 0; i < name.size();) {
     const std::uint32_t c = next_code_point(name, i);
     bool invisible = false;
-    points.add(c, c < 0x80 ? nullptr : table.get(c, invisible));
+    if (c >= 0x80 && hangul_syllable(c)) {
+      points.add_hangul(c);
+    } else {
+      points.add(c, c < 0x80 ? nullptr : table.get(c, invisible));
+    }
   }
   points.finish(out);
 }
 
-// One pass over a non-ASCII name, each distinct character looked up once.
-// With `folding` the pass also builds the name's NFKC code points, from the
-// first character that is not plain on (the characters before it, ASCII,
-// plain starters and Hangul syllables, are added then), and stops once a
-// run of the compatibility decomposition passes 30 (the name is refused
-// before its NFKC form is needed, and the run is never sorted).
+// One pass over a non-ASCII name, each character looked up in the thread's
+// table. With `folding` the pass also builds the name's NFKC code points,
+// from the first character after which the name can no longer be its own
+// NFKC form on (the characters before it are added then: a name that stays
+// its own form builds nothing), and stops once a run of the compatibility
+// decomposition passes 30 (the name is refused before its NFKC form is
+// needed, and the run is never sorted).
 name_scan scan_name(std::string_view name, character_table& table, point_builder* folding = nullptr) {
   name_scan scan;
   run_counter canonical;
   run_counter compatibility;
   bool unknown = false;
   bool building = false;
+  std::uint8_t last_class = 0; // of the character before, for the quick check's order
   for (std::size_t i = 0; i < name.size();) {
     const std::size_t start = i;
     const std::uint32_t c = next_code_point(name, i);
     if (!scan.forbidden && forbidden_character(c)) scan.forbidden = c;
-    const bool starter = c < 0x80 || hangul_syllable(c);
+    const bool hangul = c >= 0x80 && hangul_syllable(c);
     bool invisible = false;
-    const character_facts* facts = starter ? nullptr : table.get(c, invisible);
-    if (folding != nullptr && !building && facts != nullptr && !compatibility.exceeded()) {
-      building = true;
-      for (std::size_t j = 0; j < start;) {
-        const std::uint32_t earlier = next_code_point(name, j);
-        bool ignored = false;
-        folding->add(earlier, earlier < 0x80 ? nullptr : table.get(earlier, ignored));
-      }
-      facts = table.get(c, invisible); // the lookups above may have taken its slot
-    }
-    if (building) {
-      bool ignored = false;
-      folding->add(c, c >= 0x80 && hangul_syllable(c) ? table.get(c, ignored) : facts);
-    }
+    const character_facts* facts = c < 0x80 || hangul ? nullptr : table.get(c, invisible);
     if (facts == nullptr) { // ASCII, a Hangul syllable (jamo, all starters) or a plain starter
       if (invisible && !scan.invisible) scan.invisible = c;
       canonical.starter();
       compatibility.starter();
-      continue;
+      last_class = 0;
+    } else {
+      if (facts->invisible && !scan.invisible) scan.invisible = c;
+      const std::uint8_t combining_class = facts->combining_class;
+      const bool in_order = combining_class == 0 || last_class <= combining_class;
+      last_class = combining_class;
+      scan.nfc_inert = scan.nfc_inert && facts->nfc_yes && in_order;
+      scan.nfkc_inert = scan.nfkc_inert && facts->nfkc_yes && in_order;
+      scan.compatibility_differs = scan.compatibility_differs || facts->compatibility_differs;
+      unknown = unknown || facts->unknown;
+      canonical.add(facts->canonical);
+      compatibility.add(facts->compatibility);
     }
-    if (facts->invisible && !scan.invisible) scan.invisible = c;
-    scan.nfc_inert = scan.nfc_inert && !facts->breaks_nfc;
-    scan.nfkc_inert = scan.nfkc_inert && !facts->decomposes;
-    scan.compatibility_differs = scan.compatibility_differs || facts->compatibility_differs;
-    unknown = unknown || facts->unknown;
-    canonical.add(facts->canonical);
-    compatibility.add(facts->compatibility);
-    building = building && !compatibility.exceeded();
+    if (folding != nullptr && !building && !scan.nfkc_inert && !compatibility.exceeded()) {
+      building = true; // the characters before this one, then this one below
+      for (std::size_t j = 0; j < start;) {
+        const std::uint32_t earlier = next_code_point(name, j);
+        bool ignored = false;
+        if (earlier >= 0x80 && hangul_syllable(earlier)) {
+          folding->add_hangul(earlier);
+        } else {
+          folding->add(earlier, earlier < 0x80 ? nullptr : table.get(earlier, ignored)); // `facts` stays valid
+        }
+      }
+    }
+    if (building) {
+      if (hangul) {
+        folding->add_hangul(c);
+      } else {
+        folding->add(c, facts);
+      }
+      building = !compatibility.exceeded();
+    }
   }
   scan.nfkc_inert = scan.nfkc_inert && scan.nfc_inert;
   scan.canonical_runs_exceeded = canonical.exceeded() || unknown;
@@ -704,8 +851,8 @@ std::optional<error> check_rules(const unsigned char* raw, std::size_t length, b
   std::size_t components = 0;
   if (auto why = path_problem(name, &components)) return name_error(at, std::move(*why));
   if (!ascii) {
-    if (scan.nfc_inert) remember(name, true);
     if (auto why = folded_path_problem(name, components, scan, *folding)) return name_error(at, std::move(*why));
+    if (scan.nfc_inert) remember(name, true); // after the NFKC form, which may have been remembered as the NFC one
   }
   key.assign(name.substr(0, name.size() - npy_suffix.size()));
   return std::nullopt;
@@ -716,31 +863,32 @@ std::optional<error> check_rules(const unsigned char* raw, std::size_t length, b
 std::optional<error> check_name(const unsigned char* raw, std::size_t length, bool utf8_flag,
                                 const std::string& decoded, std::uint64_t at, std::string& key) {
   if (is_ascii(decoded)) return check_rules(raw, length, utf8_flag, decoded, at, key, nullptr, nullptr);
-  character_table table; // 20 KB, each slot's contents set when it is filled
+  character_table& table = character_table::for_name();
   point_builder folding(true);
   return check_rules(raw, length, utf8_flag, decoded, at, key, &table, &folding);
 }
 
-std::string nfc(const std::string& decoded) {
+std::string_view nfc(const std::string& decoded) {
   if (is_ascii(decoded)) return decoded;
   if (!last_normal.name.empty() && last_normal.name == decoded) {
     last_normal.name.clear();
-    return last_normal.own ? decoded : std::move(last_normal.text);
+    if (last_normal.own) return decoded;
+    return last_normal.text;
   }
-  character_table parts;
+  last_normal.name.clear(); // its text is taken for this form
+  character_table& parts = character_table::for_name();
   if (scan_name(decoded, parts).nfc_inert) return decoded;
-  std::string normal;
-  normalize(decoded, false, parts, normal);
-  return normal;
+  normalize(decoded, false, parts, last_normal.text);
+  return last_normal.text;
 }
 
-std::string nfkc(const std::string& decoded) {
+std::string_view nfkc(const std::string& decoded) {
   if (is_ascii(decoded)) return decoded;
-  character_table parts;
+  last_normal.name.clear(); // its text is taken for this form
+  character_table& parts = character_table::for_name();
   if (scan_name(decoded, parts).nfkc_inert) return decoded;
-  std::string normal;
-  normalize(decoded, true, parts, normal);
-  return normal;
+  normalize(decoded, true, parts, last_normal.text);
+  return last_normal.text;
 }
 
 // --- path_tree -------------------------------------------------------------
@@ -833,7 +981,7 @@ std::uint32_t path_tree::add_node(const node& n) {
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
 
-std::optional<path_tree::clash> path_tree::add(std::string_view name, std::size_t member) {
+std::optional<path_tree::clash> path_tree::add(std::string_view name, std::size_t member, std::string_view* stored) {
   if (nodes_.empty()) nodes_.push_back(node{});
   std::uint32_t at = 0;  // the deepest node whose path is a directory of `name`
   std::size_t start = 0; // where the rest of `name` below it starts
@@ -846,6 +994,7 @@ std::optional<path_tree::clash> path_tree::add(std::string_view name, std::size_
       const std::uint32_t leaf =
           add_node(node{store(name), static_cast<std::uint32_t>(name.size()), at, key, member, true});
       index(leaf);
+      if (stored != nullptr) *stored = path(nodes_[leaf]);
       return std::nullopt;
     }
     const node found = nodes_[child];
@@ -880,6 +1029,7 @@ std::optional<path_tree::clash> path_tree::add(std::string_view name, std::size_
     const std::uint32_t leaf =
         add_node(node{store(name), static_cast<std::uint32_t>(name.size()), middle, own_key, member, true});
     index(leaf);
+    if (stored != nullptr) *stored = path(nodes_[leaf]);
     return std::nullopt;
   }
 }

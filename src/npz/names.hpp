@@ -31,10 +31,12 @@ namespace npyguard::npz::detail {
 
 // The Unicode NFC (NFKC) form of a decoded name, the code points
 // utf8proc_NFC (utf8proc_NFKC) gives: ASCII names, and names a quick check
-// shows to be their own form, are returned as they are. Linear for a name
-// that check_name accepted. May throw std::bad_alloc.
-[[nodiscard]] std::string nfc(const std::string& decoded);
-[[nodiscard]] std::string nfkc(const std::string& decoded);
+// shows to be their own form, are `decoded` itself; other forms are held in
+// a buffer of the thread's, valid until its next call of nfc or nfkc. The
+// NFC form of the name check_name last accepted is the one it computed.
+// Linear for a name that check_name accepted. May throw std::bad_alloc.
+[[nodiscard]] std::string_view nfc(const std::string& decoded);
+[[nodiscard]] std::string_view nfkc(const std::string& decoded);
 
 // The names seen so far as a tree of '/'-separated paths, compressed so
 // that a chain of single children is one edge (a radix tree over path
@@ -57,8 +59,10 @@ public:
 
   // Adds `name` (a name check_name accepted, in NFC) for `member`, unless it
   // clashes with an earlier name: then the clash, and the tree unchanged
-  // in what it answers. May throw std::bad_alloc.
-  [[nodiscard]] std::optional<clash> add(std::string_view name, std::size_t member);
+  // in what it answers. Without a clash, `stored` (when not null) is the
+  // tree's copy of the name, which never moves while the tree lives. May
+  // throw std::bad_alloc.
+  [[nodiscard]] std::optional<clash> add(std::string_view name, std::size_t member, std::string_view* stored = nullptr);
 
 private:
   static constexpr std::uint32_t no_node = 0xFFFFFFFFu;

@@ -379,8 +379,16 @@ def unbought_deflate(f):
 
 def header_amplification(f, limit=1 << 20):
     """The deflate members' headers, in directory order, run more than
-    `limit` bytes past 1 KiB plus four times their member's compressed size."""
-    excess = 0
+    min(`limit`, 64 KiB + an eighth of the archive's size) bytes past 1 KiB
+    plus eight times the compressed bytes they inflate from: checked with
+    the member's compressed size before its header, then with the bytes
+    consumed so far after each 64 KiB of header text and at its end."""
+    allowance = min(limit, 65536 + len(f.data) // 8)
+
+    def excess(header, compressed):
+        return max(0, header - 1024 - 8 * compressed)
+
+    unpaid = 0
     for info, body in _deflate_bodies(f):
         try:
             head = zlib.decompressobj(-15).decompress(body, 12)
@@ -390,10 +398,29 @@ def header_amplification(f, limit=1 << 20):
             continue
         offset, length = (10, int.from_bytes(head[8:10], "little")) if head[6] == 1 else \
             (12, int.from_bytes(head[8:12], "little"))
-        header = max(0, min(offset + length, info.file_size) - offset)
-        excess += max(0, header - 1024 - 4 * info.compress_size)
-        if excess > limit:
+        end = min(offset + length, info.file_size)
+        header = max(0, end - offset)
+        if unpaid + excess(header, info.compress_size) > allowance:
             return True
+        d = zlib.decompressobj(-15)
+        out = 0
+        pending = body
+        while True:
+            so_far = out - offset if out > offset else 0
+            target = min(end, offset + 65536 * (so_far // 65536 + 1))
+            try:
+                got = d.decompress(pending, max(0, target - out))
+            except zlib.error:
+                break
+            pending = d.unconsumed_tail
+            out += len(got)
+            consumed = len(body) - len(pending) - len(d.unused_data)
+            now = max(0, min(out, end) - offset)
+            if unpaid + excess(now, consumed) > allowance:
+                return True
+            if out >= end or not got:
+                unpaid += excess(now, consumed)
+                break
     return False
 
 
