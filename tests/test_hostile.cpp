@@ -2,11 +2,13 @@
 // without a large allocation. A counting global allocator proves the bound.
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "core/keyed_hash.hpp"
 #include "crafted_names.hpp"
@@ -220,6 +222,41 @@ TEST_CASE("the duplicate-name table's keyed hash is SipHash-1-3", "[hostile][nam
   // The process key is drawn once, so a name hashes alike every time.
   CHECK(keyed_hash("f0001") == keyed_hash(std::string("f0001")));
   CHECK(&npyguard::detail::process_hash_key() == &npyguard::detail::process_hash_key());
+}
+
+TEST_CASE("the duplicate-name table's short hash keeps names apart", "[hostile][names]") {
+  // keyed_short_hash reads a name up to 16 bytes as two words that, with
+  // its length, determine it: distinct names of every length class (1 to 3,
+  // 4 to 7, 8 to 16 bytes and longer, sharing prefixes and suffixes) give
+  // distinct hashes under a key, and the key changes them.
+  using npyguard::detail::hash_key;
+  using npyguard::detail::keyed_short_hash;
+  constexpr hash_key key{0x0123456789abcdefull, 0xfedcba9876543210ull};
+  constexpr hash_key other{1, 2};
+  std::vector<std::string> names;
+  const std::size_t lengths[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33};
+  for (const std::size_t length : lengths) {
+    for (int i = 0; i < 3000; ++i) {
+      std::string name(length, 'f');
+      for (std::size_t at = 0, v = static_cast<std::size_t>(i); at < length && v != 0; ++at, v /= 26) {
+        name[length - 1 - at] = static_cast<char>('a' + v % 26);
+      }
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::vector<std::uint64_t> hashes;
+  std::size_t same_under_other_key = 0;
+  for (const std::string& name : names) {
+    hashes.push_back(keyed_short_hash(name, key));
+    if (keyed_short_hash(name, other) == hashes.back()) ++same_under_other_key;
+  }
+  std::sort(hashes.begin(), hashes.end());
+  CHECK(std::adjacent_find(hashes.begin(), hashes.end()) == hashes.end());
+  CHECK(same_under_other_key == 0);
+  CHECK(keyed_short_hash("", key) != keyed_short_hash(std::string(1, '\0'), key));
+  CHECK(keyed_short_hash("f0001", key) == keyed_short_hash(std::string("f0001"), key));
 }
 
 TEST_CASE("field names crafted to collide in the old duplicate-name table", "[hostile][names]") {

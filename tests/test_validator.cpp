@@ -16,6 +16,7 @@
 #include "npy/ast_compare.hpp"
 #include "npy/parse.hpp"
 #include "npy/text.hpp"
+#include "npy/type_string.hpp"
 #include "support.hpp"
 
 namespace {
@@ -287,6 +288,47 @@ TEST_CASE("text the fast path gives up on may hold more nodes than accepted text
   }
 }
 
+TEST_CASE("the fast path's field pairs build the grammar's tree, or defer to it", "[parse]") {
+  // ('name', 'type') is read in one step (fast_parse.cpp string_pair); every
+  // near miss goes the general way. Both must give the grammar's tree.
+  const char* const accepted[] = {
+      "{'d': [('a', 'b')]}\n",
+      "{'d': [(\"a\",\"b\")]}\n",
+      "{'d': [( 'a' , 'b' ) , ('c','d'),]}\n",
+      "{'d': [('', ''), ('a', '<f8')]}\n",
+      "{'d': [('a', 'b',)]}\n",                     // trailing comma
+      "{'d': [('a', 'b', (2,))]}\n",                // a shape
+      "{'d': [(('t', 'n'), 'b')]}\n",               // a title
+      "{'d': [('a\\n', 'b'), ('c', '\\x41')]}\n",   // escapes
+      "{'d': [('caf\xe9', 'b')]}\n",                // latin-1
+      "{'d': [('a', [('b', 'c')])]}\n",             // nested
+      "{'d': (('a', 'b'), ('c', 'd'))}\n",          // pairs in a tuple
+      "{'d': [('a', 1), ('b', True), (1, 'a')]}\n", // not strings
+      "{'d': [('a', 'b'\t)\n]}\n",
+      "{'d': [('a', 'b')]}", // no padding
+      "{'d': [('this name is longer than sixteen', 'b')]}\n",
+  };
+  for (const char* text : accepted) {
+    const std::string t(text);
+    INFO(t);
+    const fast_verdict v = compare_parsers(t, 1);
+    CHECK(v.grammar_accepts);
+    CHECK(v.fast_accepts);
+    CHECK(v.same_tree);
+  }
+  const char* const rejected[] = {
+      "{'d': [('a', 'b']}\n", "{'d': [('a' 'b')]}\n",   "{'d': [('a', 'b'}\n",
+      "{'d': [('a', 'b\n",    "{'d': [('a',, 'b')]}\n", "{'d': [('a', 'b') ('c', 'd')]}\n",
+  };
+  for (const char* text : rejected) {
+    const std::string t(text);
+    INFO(t);
+    const fast_verdict v = compare_parsers(t, 1);
+    CHECK_FALSE(v.grammar_accepts);
+    CHECK_FALSE(v.fast_accepts);
+  }
+}
+
 TEST_CASE("the fast path stops at max_depth where the grammar does", "[parse]") {
   using namespace npyguard::detail;
   for (std::uint32_t depth : {1u, 2u, 31u, 32u, 33u}) {
@@ -303,4 +345,63 @@ TEST_CASE("the fast path stops at max_depth where the grammar does", "[parse]") 
     if (failure) CHECK(failure->code == npyguard::error_code::depth_exceeded);
     if (fast_ok) CHECK(same_tree(fast, grammar));
   }
+  // A field pair's tuple counts as the lists and tuples do.
+  for (std::uint32_t depth : {30u, 31u, 32u}) {
+    std::string text = "{'a': " + std::string(depth, '[') + "('n', 't')" + std::string(depth, ']') + "}\n";
+    parse_settings settings;
+    settings.max_depth = 32;
+    ast fast;
+    ast grammar;
+    const bool fast_ok = parse_header_text_fast(text.data(), text.size(), settings, fast);
+    const auto failure = parse_header_text_grammar(text.data(), text.size(), settings, grammar);
+    INFO("lists " << depth << " and a pair");
+    CHECK(fast_ok == (depth < 32));
+    CHECK(failure.has_value() == (depth >= 32));
+    if (fast_ok) CHECK(same_tree(fast, grammar));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The common type strings' fast path against the general reader.
+// ---------------------------------------------------------------------------
+
+TEST_CASE("read_common_type_string reads what parse_type_string reads, or leaves it", "[parse][descr]") {
+  using namespace npyguard::detail;
+  // Every text of 2 to 5 characters over these: the orders, the kinds
+  // (with ones the fast path leaves), digits and a stray letter.
+  const std::string orders = "<>|=x";
+  const std::string kinds = "biufcSVUMmOq";
+  const std::string tails = "0123456789[";
+  std::size_t read_fast = 0;
+  const auto compare = [&](const std::string& text) {
+    npyguard::dtype fast;
+    fast.itemsize = 12345; // untouched when the fast path declines
+    if (!read_common_type_string(text, fast)) {
+      CHECK(fast.itemsize == 12345);
+      return;
+    }
+    ++read_fast;
+    npyguard::dtype general;
+    type_string_failure why;
+    INFO(text);
+    REQUIRE(parse_type_string(text, general, why));
+    CHECK(fast == general);
+  };
+  for (const char order : orders) {
+    for (const char kind : kinds) {
+      const std::string head{order, kind};
+      compare(head);
+      for (const char a : tails) {
+        compare(head + a);
+        for (const char b : tails) {
+          compare(head + a + b);
+          for (const char c : tails) compare(head + a + b + c);
+        }
+      }
+    }
+  }
+  // Every accepted common form is read fast: b1 in 3 orders; i and u of 1
+  // (3 orders) and 2, 4, 8 (2); f of 2, 4, 8, 16 (2); c of 8, 16, 32 (2);
+  // S and V of 0 to 99 (3).
+  CHECK(read_fast == 3 + 2 * (3 + 3 * 2) + 4 * 2 + 3 * 2 + 2 * 100 * 3);
 }

@@ -82,6 +82,9 @@ int run_check(const check_settings& settings) {
   // The excerpt needs a second read of an invalid file; -q and --json never show it.
   const std::size_t context = settings.quiet || settings.json ? 0 : excerpt_context;
   input_walk walk(settings.arguments, settings.walk);
+  // The workers list the directory the walk will enter next
+  // (input_walk::help) outside the lock the walk is advanced under.
+  if (settings.walk.recursive && jobs > 1) walk.read_ahead(2);
   // Written by whichever worker fills (one at a time), read by the progress line.
   std::atomic<std::size_t> found{0};
   std::atomic<bool> walked{false};
@@ -134,7 +137,8 @@ int run_check(const check_settings& settings) {
       },
       [&](std::size_t) {
         progress.update(total, walked.load(std::memory_order_acquire) ? found.load(std::memory_order_relaxed) : 0);
-      });
+      },
+      [&] { walk.help(); });
   progress.erase();
   std::fflush(stdout);
   if (total > 1 && !settings.quiet) {

@@ -64,6 +64,14 @@ void set_joined(std::string& out, const std::string& directory, const char* name
   out.append(name, size);
 }
 
+// A directory is listed ahead (input_walk::help) once the walk is within
+// this many entries of it: time enough for the listing to be ready when the
+// walk arrives, and no earlier than the walk needs it, so that a file
+// created in a directory the walk has not come near yet is seen, as it is
+// without listing ahead.
+constexpr std::size_t ahead_distance = 256;
+constexpr std::size_t ahead_levels = 4;
+
 // Above this depth a directory's descriptor stays open while its entries
 // are walked; deeper ones are closed once listed and their subdirectories
 // opened by path, so that a deep tree cannot run out of descriptors: at most
@@ -81,11 +89,22 @@ input_walk::input_walk(const std::vector<std::string>& arguments, const walk_opt
 
 input_walk::~input_walk() {
   while (depth_ > 0) leave();
+  // No help() runs any more (the threads that call it are joined first).
+  for (listing_ahead& slot : ahead_) {
+    if (slot.descriptor >= 0) ::close(slot.descriptor);
+    if (slot.listed.listing != nullptr) ::closedir(slot.listed.listing);
+  }
+}
+
+void input_walk::read_ahead(std::size_t listings) {
+  ahead_.resize(std::min(listings, held_descriptors_ / 4));
+  queue_.reserve(ahead_.size());
 }
 
 bool input_walk::next(input& out) {
   out.standard_input = false;
   out.problem.clear();
+  plan_ahead();
   while (depth_ > 0) {
     if (next_in_directory(out)) return true;
   }
@@ -143,15 +162,18 @@ bool input_walk::next_in_directory(input& out) {
     // Relative to the directory's descriptor; by path below held_descriptors_.
     const int parent = current.listing != nullptr ? ::dirfd(current.listing) : AT_FDCWD;
     const char* relative = current.listing != nullptr ? name : out.name.c_str();
+    const int ahead = item.ahead;
     struct stat info {};
     if (::fstatat(parent, relative, &info, AT_SYMLINK_NOFOLLOW) != 0) {
       set_errno_problem(out.problem, "cannot stat: ", errno);
+      drop_ahead(ahead);
       return true;
     }
     if (S_ISDIR(info.st_mode)) {
       const std::string child = out.name; // out.name is the problem's name if entering fails
-      return enter(parent, current.listing != nullptr ? name : child.c_str(), false, child, info, out);
+      return enter(parent, current.listing != nullptr ? name : child.c_str(), false, child, info, out, ahead);
     }
+    drop_ahead(ahead);
     if (S_ISREG(info.st_mode) && wanted) return true;
     if (const char* kind = special_kind(info.st_mode); kind != nullptr && wanted) {
       set_special(out, kind);
@@ -166,18 +188,31 @@ bool input_walk::next_in_directory(input& out) {
 // Opens and lists a directory, unless it was walked before. True when that
 // failed: `out` is then the directory with its problem.
 bool input_walk::enter(int parent, const char* name, bool follow, const std::string& path, const struct stat& info,
-                       input& out) {
-  if (!visited_.insert({info.st_dev, info.st_ino}).second) return false; // reached twice
-  // Inside a walk a directory swapped for a link after the stat is refused
-  // rather than followed; arguments are followed, as their stat did.
-  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW);
-  const int descriptor = ::openat(parent, name, flags);
-  const int open_error = errno;
+                       input& out, int ahead) {
+  if (!visited_.insert({info.st_dev, info.st_ino}).second) { // reached twice
+    drop_ahead(ahead);
+    return false;
+  }
+  listing_ahead* const listed = claim_ahead(ahead, info);
+  int descriptor = -1;
+  int open_error = 0;
+  if (listed == nullptr) {
+    // Inside a walk a directory swapped for a link after the stat is refused
+    // rather than followed; arguments are followed, as their stat did.
+    const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW);
+    descriptor = ::openat(parent, name, flags);
+    open_error = errno;
+  }
   // `name` may point into a listing on the stack: growing the stack may move
   // it, so the open comes first.
   if (depth_ == stack_.size()) stack_.emplace_back();
   directory& into = stack_[depth_];
-  const int error = descriptor < 0 ? open_error : list(into, descriptor);
+  int error = 0;
+  if (listed != nullptr) {
+    move_ahead(*listed, into);
+  } else {
+    error = descriptor < 0 ? open_error : list(into, descriptor);
+  }
   if (error != 0) {
     out.name.assign(path);
     set_errno_problem(out.problem, "cannot read the directory: ", error);
@@ -185,14 +220,25 @@ bool input_walk::enter(int parent, const char* name, bool follow, const std::str
   }
   into.path.assign(path);
   ++depth_;
+  plan_ahead();
   return false;
 }
 
-// Reads every name of the directory (but "." and "..") and sorts them; takes
-// the descriptor. Returns 0, or the errno when it cannot be read at all; a
-// read error part way is the directory's problem, given before the names it
-// did read.
+// read_names, then the listing is closed below held_descriptors_.
 int input_walk::list(directory& into, int descriptor) {
+  const int error = read_names(into, descriptor);
+  if (error == 0 && depth_ >= held_descriptors_) {
+    ::closedir(into.listing);
+    into.listing = nullptr;
+  }
+  return error;
+}
+
+// Reads every name of the directory (but "." and "..") and sorts them; takes
+// the descriptor, and leaves the listing open. Returns 0, or the errno when
+// it cannot be read at all; a read error part way is the directory's
+// problem, given before the names it did read.
+int input_walk::read_names(directory& into, int descriptor) {
   into.listing = ::fdopendir(descriptor);
   if (into.listing == nullptr) {
     const int error = errno;
@@ -202,6 +248,7 @@ int input_walk::list(directory& into, int descriptor) {
   into.names.clear();
   into.entries.clear();
   into.next = 0;
+  into.ahead_from = 0;
   into.problem.clear();
   for (;;) {
     errno = 0; // readdir's only way to tell the end from an error
@@ -210,7 +257,7 @@ int input_walk::list(directory& into, int descriptor) {
     const char* name = found->d_name;
     if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
     const std::size_t size = std::strlen(name);
-    into.entries.push_back({into.names.size(), size, found->d_type});
+    into.entries.push_back({into.names.size(), size, found->d_type, -1});
     into.names.append(name, size + 1);
   }
   if (errno != 0) set_errno_problem(into.problem, "cannot read the directory: ", errno);
@@ -218,11 +265,153 @@ int input_walk::list(directory& into, int descriptor) {
   std::sort(into.entries.begin(), into.entries.end(), [names](const entry& a, const entry& b) {
     return std::string_view(names + a.offset, a.size) < std::string_view(names + b.offset, b.size);
   });
+  return 0;
+}
+
+// Opens the directory the walk will enter next, once the walk is within
+// ahead_distance entries of it: the first directory after the current
+// entry of the innermost directory, else of the one around it, and so on.
+// Never one past a directory the walk has not been through (its size is
+// not known). Only d_type's directories in listings held open; a name that
+// cannot be opened now is left to the walk, which meets the error in its
+// place.
+void input_walk::plan_ahead() {
+  if (ahead_.empty()) return;
+  std::size_t before = 0; // entries the walk meets before the current level's next one
+  // At most ahead_levels levels up: a call per input costs no more in a
+  // deep, narrow tree (each level's entries are looked at once).
+  for (std::size_t level = depth_, looked = 0; level-- > 0 && looked < ahead_levels && before < ahead_distance;
+       ++looked) {
+    directory& place = stack_[level];
+    place.ahead_from = std::max(place.ahead_from, place.next);
+    for (; place.ahead_from < place.entries.size(); ++place.ahead_from) {
+      if (before + (place.ahead_from - place.next) >= ahead_distance) return;
+      entry& item = place.entries[place.ahead_from];
+      if (item.type == DT_UNKNOWN) return; // perhaps a directory
+      if (item.type != DT_DIR) continue;
+      if (item.ahead == -1 && place.listing != nullptr) queue_ahead(place, item);
+      return;
+    }
+    before += place.entries.size() - place.next;
+  }
+}
+
+// Opens `item` of `place` into a free slot and queues it for help(); nothing
+// when no slot is free, and never again when it cannot be opened now.
+void input_walk::queue_ahead(directory& place, entry& item) {
+  const std::lock_guard<std::mutex> guard(ahead_lock_);
+  const auto slot = std::find_if(ahead_.begin(), ahead_.end(),
+                                 [](const listing_ahead& a) { return a.status == listing_ahead::state::free; });
+  if (slot == ahead_.end()) return;
+  const int descriptor = ::openat(::dirfd(place.listing), place.names.data() + item.offset,
+                                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (descriptor < 0) {
+    item.ahead = -2;
+    return;
+  }
+  slot->status = listing_ahead::state::queued;
+  slot->descriptor = descriptor;
+  const auto number = static_cast<std::size_t>(slot - ahead_.begin());
+  item.ahead = static_cast<int>(number);
+  queue_.push_back(number); // within the capacity reserved for every slot
+  queued_.store(queue_.size(), std::memory_order_relaxed);
+}
+
+bool input_walk::help() {
+  if (queued_.load(std::memory_order_relaxed) == 0) return false;
+  std::size_t slot = 0;
+  {
+    const std::lock_guard<std::mutex> guard(ahead_lock_);
+    if (queue_.empty()) return false;
+    slot = queue_.front();
+    queue_.erase(queue_.begin());
+    queued_.store(queue_.size(), std::memory_order_relaxed);
+    ahead_[slot].status = listing_ahead::state::running;
+  }
+  run_ahead(slot);
+  return true;
+}
+
+// Lists a slot's directory (the slot is running: this thread's alone).
+void input_walk::run_ahead(std::size_t slot) {
+  listing_ahead& job = ahead_[slot];
+  const int descriptor = job.descriptor;
+  job.descriptor = -1;
+  job.error = ::fstat(descriptor, &job.identity) != 0 ? errno : 0;
+  if (job.error != 0) {
+    ::close(descriptor);
+  } else {
+    job.error = read_names(job.listed, descriptor);
+  }
+  {
+    const std::lock_guard<std::mutex> guard(ahead_lock_);
+    job.status = listing_ahead::state::done;
+  }
+  ahead_done_.notify_all();
+}
+
+// The listing ahead in `slot` (-1: none), once done: waits for the help()
+// that lists it, or lists a queued one here. Null (the slot freed) when
+// there is none, when it could not be read, or when what was listed is not
+// the directory the walk stat'ed as `info` any more: the walk then opens and
+// lists the directory itself, and meets any error in its own way.
+input_walk::listing_ahead* input_walk::claim_ahead(int slot, const struct stat& info) {
+  if (slot < 0) return nullptr;
+  listing_ahead& job = ahead_[static_cast<std::size_t>(slot)];
+  bool run_here = false;
+  {
+    std::unique_lock<std::mutex> guard(ahead_lock_);
+    if (job.status == listing_ahead::state::queued) {
+      unqueue(static_cast<std::size_t>(slot));
+      job.status = listing_ahead::state::running;
+      run_here = true;
+    } else {
+      ahead_done_.wait(guard, [&] { return job.status == listing_ahead::state::done; });
+    }
+  }
+  if (run_here) run_ahead(static_cast<std::size_t>(slot));
+  if (job.error == 0 && job.identity.st_dev == info.st_dev && job.identity.st_ino == info.st_ino) return &job;
+  drop_ahead(slot);
+  return nullptr;
+}
+
+// A claimed listing into the walk's `into`; its slot is freed.
+void input_walk::move_ahead(listing_ahead& job, directory& into) {
+  std::swap(into.listing, job.listed.listing);
+  into.names.swap(job.listed.names);
+  into.entries.swap(job.listed.entries);
+  into.problem.swap(job.listed.problem);
+  into.next = 0;
+  into.ahead_from = 0;
   if (depth_ >= held_descriptors_) {
     ::closedir(into.listing);
     into.listing = nullptr;
   }
-  return 0;
+  drop_ahead(static_cast<int>(&job - ahead_.data()));
+}
+
+// Frees `slot` (-1: none): a queued one leaves the queue, a running one is
+// waited for; what it holds is closed.
+void input_walk::drop_ahead(int slot) {
+  if (slot < 0) return;
+  listing_ahead& job = ahead_[static_cast<std::size_t>(slot)];
+  std::unique_lock<std::mutex> guard(ahead_lock_);
+  if (job.status == listing_ahead::state::queued) {
+    unqueue(static_cast<std::size_t>(slot));
+    ::close(job.descriptor);
+    job.descriptor = -1;
+  } else {
+    ahead_done_.wait(guard, [&] { return job.status == listing_ahead::state::done; });
+  }
+  if (job.listed.listing != nullptr) ::closedir(job.listed.listing);
+  job.listed.listing = nullptr;
+  job.status = listing_ahead::state::free;
+}
+
+// Takes a queued slot out of the queue (ahead_lock_ held).
+void input_walk::unqueue(std::size_t slot) {
+  queue_.erase(std::find(queue_.begin(), queue_.end(), slot));
+  queued_.store(queue_.size(), std::memory_order_relaxed);
 }
 
 void input_walk::leave() {

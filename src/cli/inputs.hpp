@@ -6,7 +6,10 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -57,7 +60,16 @@ struct walk_options {
 //
 // Memory: the listings of the directories on the current path (a
 // directory's names are read and sorted before its first entry is given),
-// and one (device, inode) pair per directory walked.
+// the listings read ahead (below), and one (device, inode) pair per
+// directory walked.
+//
+// Listing ahead: with read_ahead(n), the directory the walk will enter next
+// (found by d_type) is opened by next() once the walk is a few hundred
+// entries from it, and listed and sorted by help(), which the threads that
+// check the files call outside the lock next() is called under. The walk
+// takes the listing when it reaches the directory (and lists it itself when
+// none is ready), so the order and the verdicts do not change, only which
+// thread reads the names.
 class input_walk {
 public:
   input_walk(const std::vector<std::string>& arguments, const walk_options& options);
@@ -70,11 +82,22 @@ public:
   // reuses it allocates nothing per file once the names fit.
   bool next(input& out);
 
+  // Lets help() list directories ahead of the walk, `listings` slots of
+  // them (at most a quarter of the descriptors the walk may hold); 0, the
+  // default, lists each directory when the walk reaches it. Before the
+  // first next().
+  void read_ahead(std::size_t listings);
+
+  // Lists one directory the walk will enter, if one waits; true when it
+  // did. The one member safe to call while another thread is in next().
+  bool help();
+
 private:
   struct entry {
     std::size_t offset = 0; // of the name in `names`
     std::size_t size = 0;
     unsigned char type = 0; // d_type
+    int ahead = -1;         // its listing ahead, a slot of `ahead_`; -1: none, -2: none possible
   };
   // A directory being walked. Its listing stays open while its entries are
   // given, so that subdirectories are opened and stat'ed relative to its
@@ -85,13 +108,34 @@ private:
     std::string names; // NUL-terminated, back to back
     std::vector<entry> entries;
     std::size_t next = 0;
-    std::string problem; // a read error, given before the entries
+    std::size_t ahead_from = 0; // entries before this were considered for listing ahead
+    std::string problem;        // a read error, given before the entries
+  };
+
+  // A directory listed ahead: opened by the walk (queued), listed by help()
+  // or by the walk itself (running), waiting for the walk (done).
+  struct listing_ahead {
+    enum class state : unsigned char { free, queued, running, done };
+    state status = state::free;
+    int descriptor = -1;     // queued: the directory, open
+    directory listed;        // done: its sorted names and open listing
+    int error = 0;           // done: the errno when it could not be read
+    struct stat identity {}; // done: the fstat of what was listed
   };
 
   bool next_in_directory(input& out);
-  bool enter(int parent, const char* name, bool follow, const std::string& path, const struct stat& info, input& out);
+  bool enter(int parent, const char* name, bool follow, const std::string& path, const struct stat& info, input& out,
+             int ahead = -1);
   int list(directory& into, int descriptor);
+  static int read_names(directory& into, int descriptor);
   void leave();
+  void plan_ahead();
+  void queue_ahead(directory& place, entry& item);
+  void run_ahead(std::size_t slot);
+  listing_ahead* claim_ahead(int slot, const struct stat& info);
+  void move_ahead(listing_ahead& job, directory& into);
+  void drop_ahead(int slot);
+  void unqueue(std::size_t slot);
 
   const std::vector<std::string>& arguments_;
   walk_options options_;
@@ -100,6 +144,14 @@ private:
   std::vector<directory> stack_; // [0, depth_) in use; the rest keep their buffers
   std::size_t depth_ = 0;
   std::set<std::pair<dev_t, ino_t>> visited_;
+  // Listings ahead: the slots and the queued ones in walk order, guarded by
+  // ahead_lock_ (a running slot's contents belong to the thread that runs
+  // it, a done one's to the walk).
+  std::vector<listing_ahead> ahead_;
+  std::vector<std::size_t> queue_;
+  std::atomic<std::size_t> queued_{0}; // queue_.size(), read without the lock
+  std::mutex ahead_lock_;
+  std::condition_variable ahead_done_;
 };
 
 // A verdict and, for an error with an offset, the bytes of the file around

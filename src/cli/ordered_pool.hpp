@@ -26,10 +26,15 @@ namespace npyguard_cli {
 // the consumer, so memory does not grow with the number of chunks, and a
 // Slot's buffers (kept from its last chunk) spare allocations. waiting(c) is
 // called on the calling thread before chunk c and about every 100 ms while
-// it waits for it. With one job no thread is started and one slot is used: each chunk is
-// filled and produced just before it is consumed.
-template <typename Slot, typename Fill, typename Produce, typename Consume, typename Waiting>
-void run_ordered(unsigned jobs, std::size_t ahead, Fill fill, Produce produce, Consume consume, Waiting waiting) {
+// it waits for it. help() is called on a worker before it fills its next
+// chunk, outside the fill lock: work the source can have done in parallel
+// (the walk lists the directories it will enter), so that fill, which runs
+// one at a time, finds it done. With one job no thread is started and one
+// slot is used: each chunk is filled and produced just before it is
+// consumed, and help() is never called.
+template <typename Slot, typename Fill, typename Produce, typename Consume, typename Waiting, typename Help>
+void run_ordered(unsigned jobs, std::size_t ahead, Fill fill, Produce produce, Consume consume, Waiting waiting,
+                 Help help) {
   if (jobs <= 1 || ahead < 2) {
     Slot slot;
     for (std::size_t c = 0;; ++c) {
@@ -52,6 +57,7 @@ void run_ordered(unsigned jobs, std::size_t ahead, Fill fill, Produce produce, C
   std::size_t end = std::numeric_limits<std::size_t>::max(); // the number of chunks, once known
   const auto work = [&] {
     for (;;) {
+      help();
       std::size_t c = 0;
       {
         const std::lock_guard<std::mutex> source(source_lock);

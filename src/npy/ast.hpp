@@ -117,6 +117,13 @@ public:
     added = node();
     return added;
   }
+  // `count` default nodes at the end, likewise: the first of them.
+  node* extend(std::size_t count) noexcept {
+    node* const added = data_.get() + size_;
+    for (std::size_t i = 0; i < count; ++i) added[i] = node();
+    size_ += count;
+    return added;
+  }
 };
 
 struct ast {

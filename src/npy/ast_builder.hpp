@@ -163,6 +163,40 @@ public:
     return true;
   }
 
+  // open(tuple, at), add_plain_string of the tokens [first, first_end) and
+  // [second, second_end), close(): the same nodes in one step, for the form
+  // of nearly every field, ('name', 'type'). False, nothing added, where
+  // one of those steps would fail.
+  [[nodiscard]] bool add_string_pair(const char* at, const char* first, const char* first_end, const char* second,
+                                     const char* second_end, const char* text_end) {
+    const auto first_length = static_cast<std::uint32_t>(first_end - first - 2);
+    const auto second_length = static_cast<std::uint32_t>(second_end - second - 2);
+    string_arena& strings = tree_.strings;
+    const std::size_t first_text = strings.size();
+    if (open_count_ > settings_.max_depth ||
+        first_text + std::size_t{first_length} + std::size_t{second_length} > 0xFFFF'FFFFu) {
+      return false;
+    }
+    node_buffer& nodes = tree_.nodes;
+    while (nodes.capacity() - nodes.size() < 3) grow();
+    const auto tuple = static_cast<std::uint32_t>(nodes.size());
+    link(tuple);
+    node* const added = nodes.extend(3);
+    added[0].kind = node_kind::tuple;
+    added[0].offset = static_cast<std::uint32_t>(position_of(at));
+    added[0].children = {tuple + 1, 2};
+    added[1].kind = node_kind::string;
+    added[1].offset = static_cast<std::uint32_t>(position_of(first));
+    added[1].next = tuple + 2;
+    added[1].text = {static_cast<std::uint32_t>(first_text), first_length};
+    added[2].kind = node_kind::string;
+    added[2].offset = static_cast<std::uint32_t>(position_of(second));
+    added[2].text = {static_cast<std::uint32_t>(first_text) + first_length, second_length};
+    strings.append_short(first + 1, first_length, static_cast<std::size_t>(text_end - (first + 1)));
+    strings.append_short(second + 1, second_length, static_cast<std::size_t>(text_end - (second + 1)));
+    return true;
+  }
+
   // An integer token [begin, end): '-'? digits 'L'?, in the grammar's form.
   [[nodiscard]] bool add_integer(const char* begin, const char* end, build_failure& why) {
     const char* p = begin;
@@ -202,16 +236,22 @@ private:
     node_buffer& nodes = tree_.nodes;
     const auto index = static_cast<std::uint32_t>(nodes.size());
     if (index == nodes.capacity()) grow();
+    link(index);
     node& added = nodes.append();
     added.kind = kind;
     added.offset = static_cast<std::uint32_t>(position_of(at));
-    if (open_count_ != 0) {
-      open_container& parent = open_[open_count_ - 1];
-      (parent.last_child == no_node ? nodes[parent.index].children.first : nodes[parent.last_child].next) = index;
-      parent.last_child = index;
-      ++parent.count;
-    }
     return index;
+  }
+
+  // The node to be added at `index` as the last child of the innermost
+  // open container, if any.
+  void link(std::uint32_t index) noexcept {
+    if (open_count_ == 0) return;
+    open_container& parent = open_[open_count_ - 1];
+    (parent.last_child == no_node ? tree_.nodes[parent.index].children.first : tree_.nodes[parent.last_child].next) =
+        index;
+    parent.last_child = index;
+    ++parent.count;
   }
 
   // Doubles the node capacity, up to the most an accepted text can hold.

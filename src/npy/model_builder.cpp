@@ -1,6 +1,7 @@
 #include "npy/model_builder.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,13 +29,15 @@ constexpr std::size_t max_subarray_ndim = 32;
 // found goes first. Hashing as the fields are read and probing afterwards
 // keeps the hash off the path each field waits on.
 //
-// Worst case O(n log n) whatever the names (SPEC.md section 2): the table is
-// keyed by SipHash-1-3 with a per-process random key, so nobody can choose
-// names that collide, and it gives up after 4n + 64 probes in all (n names
-// and titles); the entries, kept in document order, are then sorted by hash
-// and order (comparing integers only), names compared once each within runs
-// of equal hashes, and only a run of different names under one hash (a real
-// collision) is sorted by comparing strings.
+// Worst case O(n log n) whatever the names (SPEC.md section 2): the table
+// gives up after 4n + 64 probes in all (n names and titles); the entries,
+// kept in document order, are then sorted by hash and order (comparing
+// integers only), names compared once each within runs of equal hashes, and
+// only a run of different names under one hash (a real collision) is sorted
+// by comparing strings. That bound holds whatever the hash, so the hash is
+// keyed_short_hash (two multiplications a name) rather than SipHash (a
+// fifth of a long struct's validation), under the per-process random key:
+// nobody can choose names offline that send a struct to the sort.
 class name_index {
 public:
   using entry = name_entry;
@@ -61,15 +64,16 @@ public:
   name_index(name_index&&) = delete;
   name_index& operator=(name_index&&) = delete;
 
-  // Adds a name or title (looked up by first_repeat).
-  void add(const node& name, bool is_title) {
-    const auto order = static_cast<std::uint32_t>(entries_.size() - base_);
+  // Adds a name or title, the string node tree.nodes[index] (looked up by
+  // first_repeat).
+  void add(std::uint32_t index, bool is_title) {
     // Written field by field: a braced temporary copied in costs a failed
     // store-to-load forwarding on the hot path of long structs.
     entry& added = entries_.emplace_back();
-    added.hash = keyed_hash(tree_.text(name), key_);
-    added.node = static_cast<std::uint32_t>(&name - tree_.nodes.data());
-    added.order_and_title = order << 1 | (is_title ? 1u : 0u);
+    added.hash = keyed_short_hash(tree_.text(tree_.nodes[index]), key_);
+    added.node = index;
+    added.order_and_title = added_ << 1 | (is_title ? 1u : 0u);
+    ++added_;
   }
 
   // After the last add: the first entry, in document order, whose name an
@@ -161,8 +165,9 @@ private:
   std::vector<std::uint32_t>& slots_; // 1 + the entry's order; 0: empty
   std::size_t base_;
   std::size_t slot_base_;
-  hash_key key_;  // a copy: no guarded static read per name
-  bool degraded_; // the table gave up (or was never used): sort
+  hash_key key_;            // a copy: no guarded static read per name
+  std::uint32_t added_ = 0; // names and titles so far
+  bool degraded_;           // the table gave up (or was never used): sort
 };
 
 class model_builder {
@@ -284,6 +289,13 @@ private:
 
   bool read_type_string(const node& value, dtype& out) {
     shelve(out.fields, 0);
+    if (read_common_type_string(tree_.text(value), out)) return true;
+    return read_other_type_string(value, out);
+  }
+
+  // Every type string read_common_type_string leaves: objects, datetimes,
+  // unicode, long sizes, and every error.
+  [[gnu::noinline]] bool read_other_type_string(const node& value, dtype& out) {
     type_string_failure why;
     if (!parse_type_string(tree_.text(value), out, why)) return reject(why.code, value, std::move(why.message));
     if (out.kind == dtype_kind::object) {
@@ -313,15 +325,14 @@ private:
     out.order = byte_order::not_applicable;
     // Reserve for the items shaped like fields (2- or 3-tuples) and the
     // names and titles they bring; a hostile list of other things reserves
-    // nothing.
+    // nothing. A reused model and workspace (a validator's) usually have
+    // room for a field and a name per item already: then there is nothing
+    // to count (titles, where there are some, grow the names).
+    const std::size_t items = list.children.count;
     std::size_t field_like = 0;
     std::size_t names_and_titles = 0;
-    for (std::uint32_t f = list.children.first; f != no_node; f = tree_.nodes[f].next) {
-      const node& item = tree_.nodes[f];
-      if (item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3) {
-        ++field_like;
-        names_and_titles += child(item, 0).kind == node_kind::tuple ? 2u : 1u;
-      }
+    if (out.fields.capacity() < items || space_.names.capacity() - space_.names.size() < items) {
+      count_field_like(list, field_like, names_and_titles);
     }
     out.fields.reserve(field_like);
     name_index names(tree_, space_, names_and_titles);
@@ -330,6 +341,16 @@ private:
     shelve(out.fields, used);
     if (const name_index::entry* repeat = names.first_repeat()) return repeated(names, *repeat);
     return read;
+  }
+
+  void count_field_like(const node& list, std::size_t& field_like, std::size_t& names_and_titles) const {
+    for (std::uint32_t f = list.children.first; f != no_node; f = tree_.nodes[f].next) {
+      const node& item = tree_.nodes[f];
+      if (item.kind == node_kind::tuple && item.children.count >= 2 && item.children.count <= 3) {
+        ++field_like;
+        names_and_titles += child(item, 0).kind == node_kind::tuple ? 2u : 1u;
+      }
+    }
   }
 
   bool repeated(const name_index& names, const name_index::entry& repeat) {
@@ -349,14 +370,14 @@ private:
       if (item.kind != node_kind::tuple || item.children.count < 2 || item.children.count > 3) {
         return reject(error_code::bad_descr, item, "a field is a tuple (name, type) or (name, type, shape)");
       }
-      const node& name_node = child(item, 0);
+      const node& name_node = tree_.nodes[item.children.first];
       const node& type_node = tree_.nodes[name_node.next];
-      const node* title_node = nullptr;
-      const node* plain_name_node = &name_node;
+      std::uint32_t title_index = no_node;
+      std::uint32_t plain_name_index = item.children.first;
       if (name_node.kind == node_kind::tuple && name_node.children.count == 2 &&
           child(name_node, 0).kind == node_kind::string && child(name_node, 1).kind == node_kind::string) {
-        title_node = &child(name_node, 0);
-        plain_name_node = &child(name_node, 1);
+        title_index = name_node.children.first;
+        plain_name_index = tree_.nodes[title_index].next;
       } else if (name_node.kind != node_kind::string) {
         return reject(error_code::bad_descr, name_node, "a field name is a string or a (title, name) tuple of strings");
       }
@@ -374,6 +395,8 @@ private:
         member.itemsize = member.type.itemsize;
       }
 
+      const node* const title_node = title_index != no_node ? &tree_.nodes[title_index] : nullptr;
+      const node* const plain_name_node = &tree_.nodes[plain_name_index];
       const std::string_view name = tree_.text(*plain_name_node);
       const bool plain_void = member.type.kind == dtype_kind::raw_void && member.subarray_shape.empty();
       if (name.empty() && title_node == nullptr && plain_void) { // padding
@@ -388,10 +411,10 @@ private:
       if (title_node != nullptr && tree_.text(*title_node).empty()) {
         return reject(error_code::empty_field_name, *title_node, "a field title must not be empty");
       }
-      if (title_node != nullptr) names.add(*title_node, true);
-      names.add(*plain_name_node, false);
+      if (title_node != nullptr) names.add(title_index, true);
+      names.add(plain_name_index, false);
       ++used;
-      member.name.assign(name.data(), name.size());
+      assign_name(member.name, name);
       if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));
       member.offset = offset;
       offset += member.itemsize;
@@ -457,8 +480,51 @@ private:
     return true;
   }
 
-  // fields[index], emptied for a new field: the one a reused model left
-  // there, else a spare one (its buffers' capacity kept), else a new one.
+  // `to` = `text`. A field reused in place (field_at leaves its name) had
+  // a name at least as long more often than not: cut and overwritten
+  // without std::string's general replace, an out-of-line call that was a
+  // tenth of the model's time.
+  static void assign_name(std::string& to, std::string_view text) {
+    if (to.size() < text.size()) {
+      to.assign(text.data(), text.size());
+      return;
+    }
+    to.erase(text.size());
+    copy_bytes(&to[0], text.data(), text.size());
+  }
+
+  // memcpy, with the few bytes of a name copied inline as two overlapping
+  // words (no call).
+  static void copy_bytes(char* to, const char* from, std::size_t count) noexcept {
+    if (count > 16) {
+      std::memcpy(to, from, count);
+    } else if (count >= 8) {
+      copy_word<std::uint64_t>(to, from, count);
+    } else if (count >= 4) {
+      copy_word<std::uint32_t>(to, from, count);
+    } else if (count != 0) {
+      to[0] = from[0];
+      to[count / 2] = from[count / 2];
+      to[count - 1] = from[count - 1];
+    }
+  }
+
+  // The first and the last sizeof(Word) of `count` bytes, count in
+  // [sizeof(Word), 2 * sizeof(Word)].
+  template <typename Word>
+  static void copy_word(char* to, const char* from, std::size_t count) noexcept {
+    Word first = 0;
+    Word last = 0;
+    std::memcpy(&first, from, sizeof first);
+    std::memcpy(&last, from + count - sizeof last, sizeof last);
+    std::memcpy(to, &first, sizeof first);
+    std::memcpy(to + count - sizeof last, &last, sizeof last);
+  }
+
+  // fields[index], emptied for a new field but for its name (assign_name
+  // overwrites it once the field is known not to be padding) and scalars:
+  // the one a reused model left there, else a spare one (its buffers'
+  // capacity kept), else a new one.
   field& field_at(std::vector<field>& fields, std::size_t index) {
     if (index == fields.size()) {
       std::vector<field>& spare = space_.spare_fields;
@@ -476,12 +542,10 @@ private:
     }
     field& member = fields[index];
     if (member.name.capacity() > spare_name_capacity) std::string().swap(member.name);
-    member.name.clear();
     member.title.reset();
-    member.offset = 0;
     member.subarray_shape.clear();
-    member.itemsize = 0;
-    reset_scalars(member.type);
+    // The type, itemsize and offset are written before they are read:
+    // read_field_type sets every scalar of the type.
     return member;
   }
 
