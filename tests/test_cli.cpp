@@ -217,8 +217,8 @@ TEST_CASE("canon copies a large file in constant memory", "[cli][canon]") {
   constexpr std::uint64_t count = 300ull << 20;
   const std::string header = uint8_header(count, 16);
 
-  const std::string input = std::string(P_tmpdir) + "/npyguard_cli_big_in.npy";
-  const std::string output = std::string(P_tmpdir) + "/npyguard_cli_big_out.npy";
+  const std::string input = std::string(P_tmpdir) + "/npyguard_cli_" + std::to_string(::getpid()) + "_big_in.npy";
+  const std::string output = std::string(P_tmpdir) + "/npyguard_cli_" + std::to_string(::getpid()) + "_big_out.npy";
   const int fd = sparse_file(input, header, count);
   const std::uint64_t marks[] = {0, count / 2 + 12345, count - 8};
   for (const std::uint64_t mark : marks) {
@@ -246,7 +246,7 @@ TEST_CASE("canon copies a large file in constant memory", "[cli][canon]") {
 }
 
 TEST_CASE("canon: exit status and messages", "[cli][canon]") {
-  const std::string output = std::string(P_tmpdir) + "/npyguard_cli_canon_out.npy";
+  const std::string output = std::string(P_tmpdir) + "/npyguard_cli_" + std::to_string(::getpid()) + "_canon_out.npy";
   ::unlink(output.c_str());
   CHECK(run({"canon", golden + "legacy_py2_long_suffix.npy", output}).status == 0);
   CHECK(run({"check", "--canonical", output}).status == 0);

@@ -43,7 +43,11 @@ private:
   std::size_t sent_ = 0;
 };
 
-std::string temp_path(const char* name) { return std::string(P_tmpdir) + "/npyguard_test_" + name; }
+// Per process: two runs of the suite at once (a developer's and CI's) must
+// not remove each other's files.
+std::string temp_path(const char* name) {
+  return std::string(P_tmpdir) + "/npyguard_test_" + std::to_string(getpid()) + "_" + name;
+}
 
 void require_same(const npyguard::result& a, const npyguard::result& b) {
   REQUIRE(a.ok() == b.ok());
