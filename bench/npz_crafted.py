@@ -22,6 +22,10 @@ The families (hostile / benign):
   u0344           runs of 15 U+0344 / random Greek
   hangul          random Hangul syllables (decomposed and recomposed by NFC)
                   / random CJK
+  latin_compat    random precomposed Latin letters (NFC and NFKC quick check
+                  Yes) with one U+1E9B (a compatibility decomposition: the
+                  name is not its own NFKC form) at a random place / random
+                  Greek
   tiny_members    tens of thousands of 0-d members, names of 8 bytes / the
                   same written by numpy's savez (the legitimate layout)
   cd_shuffled     the tiny-members archive with its central directory in
@@ -55,6 +59,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import zlib
 
 import numpy as np
@@ -127,6 +132,10 @@ ASCII = [chr(c) for c in range(ord("a"), ord("z") + 1)]
 GREEK = [chr(c) for c in range(0x3B1, 0x3CA)]
 CJK = [chr(c) for c in range(0x4E00, 0x4E00 + 2000)]
 HANGUL = [chr(c) for c in range(0xAC00, 0xAC00 + 11172)]
+# Letters of U+00C0-U+024F with a canonical decomposition that are their own NFKC form: 252, two bytes each.
+LATIN = [chr(c) for c in range(0xC0, 0x250)
+         if unicodedata.category(chr(c)).startswith("L") and unicodedata.decomposition(chr(c))
+         and not unicodedata.decomposition(chr(c)).startswith("<") and unicodedata.is_normalized("NFKC", chr(c))]
 
 
 def fill(unit, byte_length):
@@ -159,6 +168,17 @@ def family_u0344(size):
 def family_hangul(size):
     rng = random.Random(2)
     return names_pair(size, 1000, lambda i: random_text(rng, HANGUL, 988) + "%08d.npy" % i, CJK)
+
+
+def family_latin_compat(size):
+    rng = random.Random(3)
+
+    def name(i):
+        letters = random_text(rng, LATIN, 984)  # two bytes a letter; 984 + 3 + 13 = 1,000 bytes
+        at = rng.randrange(len(letters) + 1)
+        return letters[:at] + "\u1e9b" + letters[at:] + "-%08d.npy" % i
+
+    return names_pair(size, 1000, name, GREEK)
 
 
 def tiny(size):

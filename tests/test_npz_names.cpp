@@ -317,6 +317,18 @@ void require_same_forms(const std::string& text) {
   REQUIRE(npyguard::npz::detail::nfkc(text) == utf8proc_form(text, true));
 }
 
+// The same through check_name, which builds the NFKC form while it scans
+// and, where no compatibility decomposition differs, keeps it as the NFC
+// form that nfc() then answers.
+void require_same_checked_form(const std::string& text) {
+  const std::string name = "n" + text + ".npy";
+  INFO("name " << name);
+  std::string key;
+  (void)npyguard::npz::detail::check_name(reinterpret_cast<const unsigned char*>(name.data()), name.size(), true, name,
+                                          0, key);
+  REQUIRE(npyguard::npz::detail::nfc(name) == utf8proc_form(name, false));
+}
+
 } // namespace
 
 TEST_CASE("member names: the fast NFC and NFKC give utf8proc's forms", "[npz][names][normalization]") {
@@ -334,6 +346,22 @@ TEST_CASE("member names: the fast NFC and NFKC give utf8proc's forms", "[npz][na
       // own form, exactly when `c` is NFC_Quick_Check=Yes and of class 0 or
       // at least 232.
       require_same_forms("b" + utf8(c) + "\xcc\x95" + utf8(c) + "b");
+      // Segment boundaries (a character of class 0 whose decomposition
+      // starts with a starter that composes with nothing before it starts a
+      // segment; only segments that fail the quick check are built, and a
+      // build that reaches a passing segment drops it again): `c` between
+      // precomposed letters, then a second passing segment; `c` around
+      // U+1E9B (a boundary that passes NFC's quick check and fails NFKC's);
+      // runs of marks on both sides of `c` (one run to reorder and compose
+      // when `c` is no boundary, two when it is); a jamo L that composes
+      // with the V jamo after `c` unless `c` is a boundary.
+      require_same_forms("\xc3\xa9" + utf8(c) + "\xc3\xa9" + "a");
+      require_same_forms(utf8(c) + "\xe1\xba\x9b" + utf8(c));
+      require_same_forms("e\xcc\x81\xcc\xa3" + utf8(c) +
+                         "\xcc\xa3\xcc\x81\xcc\x95"
+                         "e");
+      require_same_checked_form("\xc3\xa9" + utf8(c) + "\xc3\xa9\xcc\xa3\xcc\x81");
+      require_same_forms("\xe1\x84\x80" + utf8(c) + "\xe1\x85\xa1\xe1\x86\xa8");
       ++checked;
     }
     CHECK(checked > 80000); // 85,182 in Unicode 15
@@ -354,6 +382,7 @@ TEST_CASE("member names: the fast NFC and NFKC give utf8proc's forms", "[npz][na
         text += utf8(pool[(state >> 33) % (sizeof pool / sizeof pool[0])]);
       }
       require_same_forms(text);
+      require_same_checked_form(text);
     }
   }
 }

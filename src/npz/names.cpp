@@ -32,7 +32,8 @@ constexpr std::uint16_t cp437_high[128] = {
 };
 
 // The code point at text[i] of a name that decoded as UTF-8; advances i.
-[[nodiscard]] std::uint32_t next_code_point(std::string_view text, std::size_t& i) noexcept {
+// Inlined: the per-character loops call it, and a call costs as much as it.
+[[gnu::always_inline]] inline std::uint32_t next_code_point(std::string_view text, std::size_t& i) noexcept {
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   if (bytes[i] < 0x80) return bytes[i++];
   const auto step = npyguard::detail::decode_utf8(bytes + i, text.size() - i);
@@ -150,6 +151,19 @@ struct character_facts {
   bool nfc_yes;               // NFC_Quick_Check=Yes: never second in a pair, and its own NFC form
   bool nfkc_yes;              // NFKC_Quick_Check=Yes: nfc_yes, and no compatibility decomposition
   bool compatibility_differs; // its compatibility decomposition is not its canonical one
+  // A boundary of the NFC (NFKC) form (segmented_form): combining class 0,
+  // and its canonical (compatibility) decomposition starts with a starter
+  // that composes with nothing before it. Whether it passes the quick check
+  // is another matter: U+1E9B is a boundary of NFKC, and fails it.
+  bool nfc_boundary;
+  bool nfkc_boundary;
+  // Its NFC (NFKC) form alone, as UTF-8, for a boundary that fails the
+  // quick check and is a segment by itself (U+1E9B before a letter): 0
+  // bytes when it is longer than the room, or not needed.
+  std::uint8_t nfc_alone_size;
+  std::uint8_t nfkc_alone_size;
+  char nfc_alone[14];
+  char nfkc_alone[14];
   decomposition canonical;
   decomposition compatibility;
 };
@@ -304,6 +318,34 @@ private:
     }
     slot.nfc_yes = own_form && !composes_with_previous(c, p) && !slot.unknown;
     slot.nfkc_yes = slot.nfc_yes && !slot.compatibility_differs;
+    slot.nfc_boundary = slot.combining_class == 0 && starts_segment(slot.canonical);
+    slot.nfkc_boundary = slot.combining_class == 0 && starts_segment(slot.compatibility);
+    alone(c, false, slot.nfc_boundary && !slot.nfc_yes, slot.nfc_alone_size, slot.nfc_alone);
+    alone(c, true, slot.nfkc_boundary && !slot.nfkc_yes, slot.nfkc_alone_size, slot.nfkc_alone);
+  }
+
+  // utf8proc's form of `c` alone, where `needed`.
+  template <std::size_t room>
+  static void alone(std::uint32_t c, bool compatibility, bool needed, std::uint8_t& size, char (&out)[room]) noexcept {
+    size = 0;
+    if (!needed) return;
+    utf8proc_uint8_t text[5] = {0, 0, 0, 0, 0};
+    if (utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), text) <= 0) return;
+    utf8proc_uint8_t* const form = compatibility ? utf8proc_NFKC(text) : utf8proc_NFC(text);
+    if (form == nullptr) return;
+    const std::size_t length = std::strlen(reinterpret_cast<const char*>(form));
+    if (length > 0 && length <= room) {
+      std::memcpy(out, form, length);
+      size = static_cast<std::uint8_t>(length);
+    }
+    std::free(form);
+  }
+
+  // The first part stops reordering (a starter) and composition (utf8proc's
+  // loop takes it as the new starter): nothing after it reaches back.
+  static bool starts_segment(const decomposition& whole) noexcept {
+    return whole.classes[0] == 0 &&
+           !composes_with_previous(static_cast<std::uint32_t>(whole.parts[0]), *utf8proc_get_property(whole.parts[0]));
   }
 
   struct slot {
@@ -480,6 +522,24 @@ public:
   // A Hangul syllable: its jamo, L V or L V T, all starters, by UAX #15's
   // arithmetic (what utf8proc_decompose_char writes, both kinds); the V can
   // compose with the L.
+  // Puts the last run in order and gives the number of code points, a mark
+  // that cut() can go back to: a boundary is about to be added.
+  std::size_t seal() {
+    if (!sorted_) order_run(points_ + run_begin_, classes_ + run_begin_, size_ - run_begin_);
+    sorted_ = true;
+    last_class_ = 0;
+    run_begin_ = size_;
+    return size_;
+  }
+
+  // Drops what was added after seal() gave `mark`.
+  void cut(std::size_t mark) noexcept {
+    size_ = mark;
+    run_begin_ = mark;
+    sorted_ = true;
+    last_class_ = 0;
+  }
+
   void add_hangul(std::uint32_t c) {
     if (capacity_ - size_ < static_cast<std::size_t>(decomposition_room)) grow();
     if (!sorted_) order_run(points_ + run_begin_, classes_ + run_begin_, size_ - run_begin_);
@@ -499,9 +559,11 @@ public:
     composes_ = true;
   }
 
-  void finish(std::string& out) {
+  // Writes the form of the characters added since the last finish into
+  // `out` from `used` on (`out` grows, doubling, when it lacks the room),
+  // advances `used` past it, and starts again with none.
+  void finish(std::string& out, std::size_t& used) {
     if (!sorted_) order_run(points_ + run_begin_, classes_ + run_begin_, size_ - run_begin_);
-    sorted_ = true;
     std::size_t length = size_;
     if (composes_) {
       const utf8proc_ssize_t composed = utf8proc_normalize_utf32(
@@ -510,13 +572,18 @@ public:
       if (composed < 0) throw std::length_error("normalize");
       length = static_cast<std::size_t>(composed);
     }
-    // At most 4 bytes a code point, then cut to what was written: one pass.
-    // `out` is a buffer reused from name to name, so this seldom allocates.
-    out.resize(4 * length);
+    // At most 4 bytes a code point: one pass. `out` is a buffer reused from
+    // name to name, so this seldom allocates.
+    if (out.size() - used < 4 * length) out.resize(std::max(2 * out.size(), used + 4 * length));
     char* const begin = &out[0];
-    char* at = begin;
+    char* at = begin + used;
     for (std::size_t k = 0; k < length; ++k) at = put_utf8(at, static_cast<std::uint32_t>(points_[k]));
-    out.resize(static_cast<std::size_t>(at - begin));
+    used = static_cast<std::size_t>(at - begin);
+    size_ = 0;
+    run_begin_ = 0;
+    sorted_ = true;
+    last_class_ = 0;
+    composes_ = false;
   }
 
 private:
@@ -564,34 +631,214 @@ private:
 thread_local std::vector<utf8proc_int32_t> point_builder::points_buffer_;
 thread_local std::vector<std::uint8_t> point_builder::classes_buffer_;
 
-// The name's NFC form (`compatibility`: its NFKC form) into `out`.
-void normalize(std::string_view name, bool compatibility, character_table& table, std::string& out) {
-  point_builder points(compatibility);
-  for (std::size_t i = 0; i < name.size();) {
-    const std::uint32_t c = next_code_point(name, i);
-    bool invisible = false;
-    if (c >= 0x80 && hangul_syllable(c)) {
-      points.add_hangul(c);
+// A name's NFC (NFKC) form, built a segment at a time. UAX #15 (section 9):
+// a character of combining class 0 whose canonical (compatibility)
+// decomposition starts with a starter that composes with nothing before it
+// (character_facts::nfc_boundary; ASCII, Hangul syllables and plain
+// starters are such characters) is a boundary: nothing before it reorders
+// or composes with anything from it on, so the normal form of a string is
+// the concatenation of the normal forms of the segments that start at its
+// boundaries (and at its start). A segment whose characters pass the quick
+// check (in order) is its own form and is copied as it is; a failing
+// character that is a segment by itself (U+1E9B between letters) is
+// replaced by its form alone, kept in its facts; other failing segments
+// are decomposed, reordered and composed (point_builder), runs of them as
+// one. So a name of precomposed letters with compatibility characters
+// among them is copied, not built. A character is decoded at most twice
+// and built at most once, so a name whose segments all fail costs what
+// building the whole name did. The output is a buffer of the thread's,
+// handed over by finish().
+template <bool compatibility>
+class segmented_form {
+public:
+  segmented_form(std::string_view name, character_table& table) noexcept
+      : points_(compatibility), name_(name), table_(table) {}
+
+  // The character `c` at name[start, ...), with its facts (nullptr for
+  // ASCII, Hangul syllables and plain starters) and whether its class keeps
+  // the quick check's order (no class but 0 after a higher one). Characters
+  // come in the name's order. Outside a build, a character that passes
+  // costs a compare or two (most names are such characters); inside one, a
+  // character that is no boundary goes straight to the builder.
+  void add(std::size_t start, std::uint32_t c, const character_facts* facts, bool in_order) {
+    if (facts == nullptr) { // ASCII, a Hangul syllable, a plain starter: a boundary that passes
+      if (state_ != state::idle) {
+        at_boundary_or_failure(start, c, facts, true, true);
+      } else {
+        segment_begin_ = start;
+      }
+      return;
+    }
+    const bool boundary = compatibility ? facts->nfkc_boundary : facts->nfc_boundary;
+    const bool passes = (compatibility ? facts->nfkc_yes : facts->nfc_yes) && in_order;
+    if (state_ == state::idle && passes) {
+      if (boundary) segment_begin_ = start;
+    } else if (state_ == state::building && !(boundary && passes)) { // the build goes on
+      passing_ = passing_ && passes;
+      put(c, facts);
     } else {
-      points.add(c, c < 0x80 ? nullptr : table.get(c, invisible));
+      at_boundary_or_failure(start, c, facts, boundary, passes);
     }
   }
-  points.finish(out);
+
+  // True when every segment passed: the name is its own form, and `out`
+  // is left alone. Else `out` is the form.
+  bool finish(std::string& out) {
+    if (!started_) return true;
+    if (state_ == state::alone) put_alone(name_.size());
+    if (passing_) points_.cut(passing_mark_);
+    if (state_ == state::building) close(passing_ ? passing_begin_ : name_.size());
+    copy_to(name_.size());
+    buffer_.resize(used_);
+    out.swap(buffer_);
+    return false;
+  }
+
+private:
+  // A character that fails, or a boundary while a segment is built. A
+  // build goes on across boundaries until a whole segment after it passes:
+  // segments that fail one after another (U+1E9B repeated, runs of U+0344
+  // after a letter) are built as one, as the whole name was, and a passing
+  // segment built on the way is dropped again (point_builder::cut) and
+  // copied.
+  [[gnu::noinline]] void at_boundary_or_failure(std::size_t start, std::uint32_t c, const character_facts* facts,
+                                                bool boundary, bool passes) {
+    if (state_ == state::alone) { // the character before is a segment by itself, unless this one joins it
+      if (boundary) {
+        put_alone(start);
+      } else {
+        open(start);
+      }
+    }
+    if (state_ == state::building && boundary && passes) {
+      if (passing_) { // the segment from passing_begin_ to here passed
+        points_.cut(passing_mark_);
+        close(passing_begin_);
+      } else {
+        passing_ = true;
+        passing_begin_ = start;
+        passing_mark_ = points_.seal();
+      }
+    }
+    if (state_ == state::building) {
+      passing_ = passing_ && passes;
+      put(c, facts);
+      return;
+    }
+    if (boundary) segment_begin_ = start;
+    if (passes) return;
+    if (boundary && (compatibility ? facts->nfkc_alone_size : facts->nfc_alone_size) != 0) {
+      started_ = true;
+      state_ = state::alone;
+      alone_facts_ = facts;
+      return;
+    }
+    open(start);
+    put(c, facts);
+  }
+
+  // The character at segment_begin_, a segment by itself, ends at `end`:
+  // its form alone, kept in its facts.
+  void put_alone(std::size_t end) {
+    copy_to(segment_begin_);
+    const std::size_t size = compatibility ? alone_facts_->nfkc_alone_size : alone_facts_->nfc_alone_size;
+    if (buffer_.size() - used_ < size) buffer_.resize(std::max(2 * buffer_.size(), used_ + size));
+    std::memcpy(&buffer_[0] + used_, compatibility ? alone_facts_->nfkc_alone : alone_facts_->nfc_alone, size);
+    used_ += size;
+    written_ = end;
+    state_ = state::idle;
+  }
+
+  void put(std::uint32_t c, const character_facts* facts) {
+    if (c >= 0x80 && hangul_syllable(c)) {
+      points_.add_hangul(c);
+    } else {
+      points_.add(c, facts);
+    }
+  }
+
+  // The segment that began at segment_begin_ fails the quick check at
+  // `start`: the passing text before the segment is copied, and the
+  // segment's characters so far built.
+  void open(std::size_t start) {
+    started_ = true;
+    copy_to(segment_begin_);
+    for (std::size_t i = segment_begin_; i < start;) {
+      const std::uint32_t earlier = next_code_point(name_, i);
+      bool ignored = false;
+      put(earlier, earlier < 0x80 || hangul_syllable(earlier) ? nullptr : table_.get(earlier, ignored));
+    }
+    state_ = state::building;
+  }
+
+  void close(std::size_t end) {
+    points_.finish(buffer_, used_);
+    written_ = end;
+    state_ = state::idle;
+    passing_ = false;
+  }
+
+  // name[written_, end), which passed, copied as it is.
+  void copy_to(std::size_t end) {
+    const std::size_t size = end - written_;
+    if (buffer_.size() - used_ < size) buffer_.resize(std::max(2 * buffer_.size(), used_ + size));
+    std::memcpy(&buffer_[0] + used_, name_.data() + written_, size);
+    used_ += size;
+    written_ = end;
+  }
+
+  static thread_local std::string buffer_; // reused from name to name
+  point_builder points_;
+  std::string_view name_;
+  character_table& table_;
+  std::size_t segment_begin_ = 0; // where the current segment begins
+  std::size_t written_ = 0;       // name[0, written_) is in buffer_ in its form, as buffer_[0, used_)
+  std::size_t used_ = 0;
+  bool started_ = false; // some segment failed: buffer_ is in use
+  enum class state : std::uint8_t {
+    idle,     // no segment is built
+    alone,    // the character at segment_begin_ fails, and may be a segment by itself (alone_facts_)
+    building, // the segments from segment_begin_ on are being built
+  };
+  state state_ = state::idle;
+  const character_facts* alone_facts_ = nullptr;
+  bool passing_ = false; // the build's last segment, from passing_begin_, passes so far
+  std::size_t passing_begin_ = 0;
+  std::size_t passing_mark_ = 0; // the build's code points before it
+};
+
+template <bool compatibility>
+thread_local std::string segmented_form<compatibility>::buffer_;
+
+// The name's NFC form (`compatibility`: its NFKC form) into `out`, unless
+// the name is its own form (then true, and `out` is left alone): one pass.
+template <bool compatibility>
+bool normalize(std::string_view name, character_table& table, std::string& out) {
+  segmented_form<compatibility> form(name, table);
+  std::uint8_t last_class = 0;
+  for (std::size_t i = 0; i < name.size();) {
+    const std::size_t start = i;
+    const std::uint32_t c = next_code_point(name, i);
+    bool invisible = false;
+    const character_facts* facts = c < 0x80 || hangul_syllable(c) ? nullptr : table.get(c, invisible);
+    const std::uint8_t combining_class = facts == nullptr ? 0 : facts->combining_class;
+    form.add(start, c, facts, combining_class == 0 || last_class <= combining_class);
+    last_class = combining_class;
+  }
+  return form.finish(out);
 }
 
 // One pass over a non-ASCII name, each character looked up in the thread's
-// table. With `folding` the pass also builds the name's NFKC code points,
-// from the first character after which the name can no longer be its own
-// NFKC form on (the characters before it are added then: a name that stays
-// its own form builds nothing), and stops once a run of the compatibility
-// decomposition passes 30 (the name is refused before its NFKC form is
-// needed, and the run is never sorted).
-name_scan scan_name(std::string_view name, character_table& table, point_builder* folding = nullptr) {
+// table. With `folding` the pass also builds the name's NFKC form, the
+// segments that fail the quick check only (a name that is its own form
+// builds nothing), and stops once a run of the compatibility decomposition
+// passes 30 (the name is refused before its NFKC form is needed, and the
+// run is never sorted).
+name_scan scan_name(std::string_view name, character_table& table, segmented_form<true>* folding = nullptr) {
   name_scan scan;
   run_counter canonical;
   run_counter compatibility;
   bool unknown = false;
-  bool building = false;
   std::uint8_t last_class = 0; // of the character before, for the quick check's order
   for (std::size_t i = 0; i < name.size();) {
     const std::size_t start = i;
@@ -600,6 +847,7 @@ name_scan scan_name(std::string_view name, character_table& table, point_builder
     const bool hangul = c >= 0x80 && hangul_syllable(c);
     bool invisible = false;
     const character_facts* facts = c < 0x80 || hangul ? nullptr : table.get(c, invisible);
+    bool in_order = true;
     if (facts == nullptr) { // ASCII, a Hangul syllable (jamo, all starters) or a plain starter
       if (invisible && !scan.invisible) scan.invisible = c;
       canonical.starter();
@@ -608,7 +856,7 @@ name_scan scan_name(std::string_view name, character_table& table, point_builder
     } else {
       if (facts->invisible && !scan.invisible) scan.invisible = c;
       const std::uint8_t combining_class = facts->combining_class;
-      const bool in_order = combining_class == 0 || last_class <= combining_class;
+      in_order = combining_class == 0 || last_class <= combining_class;
       last_class = combining_class;
       scan.nfc_inert = scan.nfc_inert && facts->nfc_yes && in_order;
       scan.nfkc_inert = scan.nfkc_inert && facts->nfkc_yes && in_order;
@@ -617,26 +865,7 @@ name_scan scan_name(std::string_view name, character_table& table, point_builder
       canonical.add(facts->canonical);
       compatibility.add(facts->compatibility);
     }
-    if (folding != nullptr && !building && !scan.nfkc_inert && !compatibility.exceeded()) {
-      building = true; // the characters before this one, then this one below
-      for (std::size_t j = 0; j < start;) {
-        const std::uint32_t earlier = next_code_point(name, j);
-        bool ignored = false;
-        if (earlier >= 0x80 && hangul_syllable(earlier)) {
-          folding->add_hangul(earlier);
-        } else {
-          folding->add(earlier, earlier < 0x80 ? nullptr : table.get(earlier, ignored)); // `facts` stays valid
-        }
-      }
-    }
-    if (building) {
-      if (hangul) {
-        folding->add_hangul(c);
-      } else {
-        folding->add(c, facts);
-      }
-      building = !compatibility.exceeded();
-    }
+    if (folding != nullptr && !compatibility.exceeded()) folding->add(start, c, facts, in_order);
   }
   scan.nfkc_inert = scan.nfkc_inert && scan.nfc_inert;
   scan.canonical_runs_exceeded = canonical.exceeded() || unknown;
@@ -768,7 +997,7 @@ void remember(std::string_view name, bool own) {
 // only when the scan could not show that the name is its own NFKC form (then
 // the name's own path rules, already passed, are these).
 std::optional<std::string> folded_path_problem(std::string_view name, std::size_t components, const name_scan& scan,
-                                               point_builder& folding) {
+                                               segmented_form<true>& folding) {
   if (scan.nfkc_inert) return std::nullopt;
   last_normal.name.clear(); // until this name's NFC form is known
   // The canonical run bounds NFC, not NFKC: U+FF9E is a starter whose
@@ -779,7 +1008,7 @@ std::optional<std::string> folded_path_problem(std::string_view name, std::size_
            " non-starters in a row in its compatibility decomposition (Unicode's stream-safe limit, for NFKC)";
   }
   std::string& folded = last_normal.text;
-  folding.finish(folded);
+  if (folding.finish(folded)) folded.assign(name); // not reached: the scan found a segment that fails
   // Where every compatibility decomposition is the canonical one the NFKC
   // form is the NFC form (the same composition of the same code points).
   if (!scan.compatibility_differs) remember(name, false);
@@ -831,7 +1060,8 @@ namespace {
 
 // check_name's rules; `table` and `folding` are null for an ASCII name.
 std::optional<error> check_rules(const unsigned char* raw, std::size_t length, bool utf8_flag, std::string_view name,
-                                 std::uint64_t at, std::string& key, character_table* table, point_builder* folding) {
+                                 std::uint64_t at, std::string& key, character_table* table,
+                                 segmented_form<true>* folding) {
   const bool ascii = table == nullptr;
   const name_scan scan = ascii ? name_scan{} : scan_name(name, *table, folding);
   if (auto why = character_problem(name, ascii, scan)) return name_error(at, std::move(*why));
@@ -864,7 +1094,7 @@ std::optional<error> check_name(const unsigned char* raw, std::size_t length, bo
                                 const std::string& decoded, std::uint64_t at, std::string& key) {
   if (is_ascii(decoded)) return check_rules(raw, length, utf8_flag, decoded, at, key, nullptr, nullptr);
   character_table& table = character_table::for_name();
-  point_builder folding(true);
+  segmented_form<true> folding(decoded, table);
   return check_rules(raw, length, utf8_flag, decoded, at, key, &table, &folding);
 }
 
@@ -876,18 +1106,14 @@ std::string_view nfc(const std::string& decoded) {
     return last_normal.text;
   }
   last_normal.name.clear(); // its text is taken for this form
-  character_table& parts = character_table::for_name();
-  if (scan_name(decoded, parts).nfc_inert) return decoded;
-  normalize(decoded, false, parts, last_normal.text);
+  if (normalize<false>(decoded, character_table::for_name(), last_normal.text)) return decoded;
   return last_normal.text;
 }
 
 std::string_view nfkc(const std::string& decoded) {
   if (is_ascii(decoded)) return decoded;
   last_normal.name.clear(); // its text is taken for this form
-  character_table& parts = character_table::for_name();
-  if (scan_name(decoded, parts).nfkc_inert) return decoded;
-  normalize(decoded, true, parts, last_normal.text);
+  if (normalize<true>(decoded, character_table::for_name(), last_normal.text)) return decoded;
   return last_normal.text;
 }
 
