@@ -2136,6 +2136,48 @@ def phase_g(ctx):
     return out
 
 
+@case
+def phase_h_amended(ctx):
+    """The rules amended on 2026-11-26 (SPEC-npz sections 6 and 9) where their
+    code paths are not reached by the cases above: names whose canonical forms
+    are built (a Hangul syllable with a trailing jamo, a supplementary
+    character with a decomposition), a name whose compatibility decomposition
+    breaks the stream-safe limit, and a header that inflates past what the
+    archive's compressed bytes pay for."""
+    out = []
+    payload = npy(ARR_B)
+    for fname, name, note in (
+            ("names_hangul_trailing_jamo.npz", "\uac00\u11a8.npy",
+             "SPEC-npz \u00a76: U+AC00 then the trailing jamo U+11A8 (NFC composes them); the "
+             "name is taken as written"),
+            ("names_supplementary_decomposition.npz", "x\U0001d15e.npy",
+             "SPEC-npz \u00a76: U+1D15E decomposes to two supplementary characters (a "
+             "composition exclusion)")):
+        m = plain_member(name, payload, 8, expect=expect_of(ARR_B))
+        out.append(valid(fname, "names", [A(), m], note))
+    m = plain_member("\uff9e" * 31 + ".npy", payload, 8)
+    d, L = build([A(), m])
+    out.append(bad("name_nfkc_not_stream_safe.npz", "names", d, "bad_member_name", L.chm(m) + C_NAME,
+                   "SPEC-npz \u00a76 (amended 2026-11-26): 31 x U+FF9E, starters as written, "
+                   "31 non-starters in a row in the compatibility decomposition (offset: the "
+                   "name's first byte)"))
+    # 200,000 bytes of header (white space) from about 300 compressed bytes:
+    # 196,590 bytes past 1 KiB plus eight times the compressed bytes, more
+    # than the 64 KiB plus an eighth of the archive the archive may run over.
+    text = "{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }"
+    header = (text + " " * (200000 - 12 - len(text) - 1) + "\n").encode()
+    body = b"\x93NUMPY\x02\x00" + struct.pack("<I", len(header)) + header + ARR_B.astype("<f8").tobytes()
+    m = plain_member("m.npy", body, 8)
+    d, L = build([A(), m])
+    assert len(m.data) < 400
+    out.append(bad("member_header_amplified.npz", "members not npy / npy errors", d, "header_too_large", L.data[m],
+                   "SPEC-npz \u00a79 (amended 2026-11-26): a 200,000-byte header inflates from "
+                   "fewer than 400 compressed bytes, past the archive's allowance for unpaid "
+                   "header bytes (offset: the data start; member offset 8, HEADER_LEN)",
+                   member="m.npy", member_offset=8))
+    return out
+
+
 # --------------------------------------------------------------------------
 # numpy's verdict (forked child, RLIMIT_AS 2 GiB, 10 s)
 # --------------------------------------------------------------------------
