@@ -1,7 +1,9 @@
 // The header's abstract syntax tree: a flat vector of nodes in document
 // order, linked by first-child / next-sibling indices, with byte offsets into
-// the header text. One allocation grows amortised; strings are decoded
-// (escapes resolved, latin-1 transcoded) into one shared UTF-8 arena.
+// the header text. One allocation grows amortised. A string whose bytes are
+// its text (no escape, nothing to transcode: nearly every one) is a view of
+// the header text; the others are decoded (escapes resolved, latin-1
+// transcoded) into one shared UTF-8 arena.
 #ifndef NPYGUARD_SRC_AST_HPP
 #define NPYGUARD_SRC_AST_HPP
 
@@ -25,7 +27,7 @@ struct child_list {
 };
 
 struct text_span {
-  std::uint32_t begin; // decoded text in the arena
+  std::uint32_t begin; // in the header text (node::verbatim), else in the arena
   std::uint32_t size;
 };
 
@@ -34,6 +36,7 @@ struct node {
   std::uint32_t next = no_node; // next sibling
   node_kind kind = node_kind::dict;
   bool negative = false; // integers written with a leading '-'
+  bool verbatim = false; // strings: the text is the header's bytes between the quotes
   union {
     child_list children;  // containers
     text_span text;       // strings
@@ -76,32 +79,16 @@ protected:
 // The decoded strings, end to end, appended inline.
 class string_arena : public growing_buffer<char> {
 public:
-  [[nodiscard]] std::string_view view(std::size_t begin, std::size_t size) const noexcept {
-    return {data_.get() + begin, size};
-  }
+  [[nodiscard]] const char* data() const noexcept { return data_.get(); }
   void append(const char* bytes, std::size_t count) {
     if (capacity_ - size_ < count) reserve(std::max(2 * capacity_, size_ + count));
     if (count != 0) std::memcpy(data_.get() + size_, bytes, count);
     size_ += count;
   }
-  // append(bytes, count), where `readable` >= count bytes from `bytes` may
-  // be read: a name of a few bytes is copied as one 16-byte block when both
-  // sides have room, without a call to memcpy.
-  void append_short(const char* bytes, std::size_t count, std::size_t readable) {
-    if (count <= short_copy && readable >= short_copy && capacity_ - size_ >= short_copy) {
-      std::memcpy(data_.get() + size_, bytes, short_copy); // a fixed size: inlined
-      size_ += count;
-      return;
-    }
-    append(bytes, count);
-  }
   void push_back(char c) {
     if (size_ == capacity_) reserve(std::max<std::size_t>(2 * capacity_, 64));
     data_[size_++] = c;
   }
-
-private:
-  static constexpr std::size_t short_copy = 16;
 };
 
 // The nodes, in document order, with the one append the builder needs (its
@@ -117,10 +104,10 @@ public:
     added = node();
     return added;
   }
-  // `count` default nodes at the end, likewise: the first of them.
-  node* extend(std::size_t count) noexcept {
+  // `count` nodes at the end, likewise, for the caller to write whole: the
+  // first of them.
+  node* extend_unset(std::size_t count) noexcept {
     node* const added = data_.get() + size_;
-    for (std::size_t i = 0; i < count; ++i) added[i] = node();
     size_ += count;
     return added;
   }
@@ -129,13 +116,18 @@ public:
 struct ast {
   node_buffer nodes;    // nodes[0] is the header dict
   string_arena strings; // decoded string values, UTF-8
+  // The header text the tree was read from: verbatim strings point into it,
+  // so the tree is read only while that text lives (parse, then model).
+  const char* source = nullptr;
 
   [[nodiscard]] std::string_view text(const node& string_node) const noexcept {
-    return strings.view(string_node.text.begin, string_node.text.size);
+    const char* const base = string_node.verbatim ? source : strings.data();
+    return {base + string_node.text.begin, string_node.text.size};
   }
   void clear() noexcept {
     nodes.clear();
     strings.clear();
+    source = nullptr;
   }
 };
 

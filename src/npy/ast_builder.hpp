@@ -60,8 +60,9 @@ public:
     // front cost more than parsing it.)
     const std::size_t initial = std::min({max_nodes_, size / 6 + 16, initial_nodes});
     if (tree.nodes.capacity() < initial) tree.nodes.reserve(initial);
-    // Decoded strings are at most twice the text (latin-1 to UTF-8).
-    tree.strings.reserve(2 * size + 16);
+    // The arena holds only strings with escapes or latin-1 to transcode
+    // (rare): it grows as they come.
+    tree.source = text;
   }
 
   [[nodiscard]] const parse_settings& settings() const noexcept { return settings_; }
@@ -86,8 +87,13 @@ public:
   }
 
   // A string token [begin, end), quotes included, whose escapes have the
-  // grammar's form: decoded into the arena.
+  // grammar's form: its bytes (add_plain_string) when they are its text,
+  // else decoded into the arena.
   [[nodiscard]] bool add_string(const char* begin, const char* end, build_failure& why) {
+    if (is_verbatim(begin + 1, end - 1)) {
+      add_plain_string(begin, end);
+      return true;
+    }
     const std::uint32_t index = add(node_kind::string, begin);
     const auto arena_begin = tree_.strings.size();
     const char* const last = end - 1; // the closing quote
@@ -150,50 +156,30 @@ public:
   }
 
   // A string token [begin, end), quotes included, with no escape and, unless
-  // the text is UTF-8, no byte above 0x7F: its bytes are its text. False
-  // (nothing added) when the arena would pass 4 GiB: add_string says why.
-  // `text_end`: the end of the header text, which may be read up to.
-  [[nodiscard]] bool add_plain_string(const char* begin, const char* end, const char* text_end) {
-    const auto length = static_cast<std::size_t>(end - begin - 2);
-    if (tree_.strings.size() + length > 0xFFFF'FFFFu) return false;
+  // the text is UTF-8, no byte above 0x7F: its bytes are its text, a view
+  // of the header text.
+  void add_plain_string(const char* begin, const char* end) {
     node& added = tree_.nodes[add(node_kind::string, begin)];
-    added.text.begin = static_cast<std::uint32_t>(tree_.strings.size());
-    added.text.size = static_cast<std::uint32_t>(length);
-    tree_.strings.append_short(begin + 1, length, static_cast<std::size_t>(text_end - (begin + 1)));
-    return true;
+    added.verbatim = true;
+    added.text = {static_cast<std::uint32_t>(position_of(begin + 1)), static_cast<std::uint32_t>(end - begin - 2)};
   }
 
   // open(tuple, at), add_plain_string of the tokens [first, first_end) and
   // [second, second_end), close(): the same nodes in one step, for the form
   // of nearly every field, ('name', 'type'). False, nothing added, where
-  // one of those steps would fail.
+  // the tuple would nest past max_depth.
   [[nodiscard]] bool add_string_pair(const char* at, const char* first, const char* first_end, const char* second,
-                                     const char* second_end, const char* text_end) {
-    const auto first_length = static_cast<std::uint32_t>(first_end - first - 2);
-    const auto second_length = static_cast<std::uint32_t>(second_end - second - 2);
-    string_arena& strings = tree_.strings;
-    const std::size_t first_text = strings.size();
-    if (open_count_ > settings_.max_depth ||
-        first_text + std::size_t{first_length} + std::size_t{second_length} > 0xFFFF'FFFFu) {
-      return false;
-    }
+                                     const char* second_end) {
+    if (open_count_ > settings_.max_depth) return false;
     node_buffer& nodes = tree_.nodes;
     while (nodes.capacity() - nodes.size() < 3) grow();
     const auto tuple = static_cast<std::uint32_t>(nodes.size());
     link(tuple);
-    node* const added = nodes.extend(3);
-    added[0].kind = node_kind::tuple;
-    added[0].offset = static_cast<std::uint32_t>(position_of(at));
+    node* const added = nodes.extend_unset(3);
+    set_node(added[0], node_kind::tuple, position_of(at), no_node);
     added[0].children = {tuple + 1, 2};
-    added[1].kind = node_kind::string;
-    added[1].offset = static_cast<std::uint32_t>(position_of(first));
-    added[1].next = tuple + 2;
-    added[1].text = {static_cast<std::uint32_t>(first_text), first_length};
-    added[2].kind = node_kind::string;
-    added[2].offset = static_cast<std::uint32_t>(position_of(second));
-    added[2].text = {static_cast<std::uint32_t>(first_text) + first_length, second_length};
-    strings.append_short(first + 1, first_length, static_cast<std::size_t>(text_end - (first + 1)));
-    strings.append_short(second + 1, second_length, static_cast<std::size_t>(text_end - (second + 1)));
+    set_verbatim(added[1], position_of(first), tuple + 2, first_end - first - 2);
+    set_verbatim(added[2], position_of(second), no_node, second_end - second - 2);
     return true;
   }
 
@@ -225,6 +211,33 @@ public:
   void add_boolean(const char* at, bool truth) { tree_.nodes[add(node_kind::boolean, at)].number = truth ? 1 : 0; }
 
 private:
+  // Whether the string content [begin, end) is its own text: no escape, and
+  // no byte to transcode from latin-1.
+  [[nodiscard]] bool is_verbatim(const char* begin, const char* end) const noexcept {
+    const bool transcodes = !settings_.utf8 && !settings_.ascii_only;
+    for (const char* p = begin; p < end; ++p) {
+      if (*p == '\\' || (transcodes && static_cast<unsigned char>(*p) >= 0x80)) return false;
+    }
+    return true;
+  }
+
+  // Every member of `to` but the payload, written in place (a node built
+  // aside and copied in cost twice the stores).
+  static void set_node(node& to, node_kind kind, std::size_t offset, std::uint32_t next) noexcept {
+    to.offset = static_cast<std::uint32_t>(offset);
+    to.next = next;
+    to.kind = kind;
+    to.negative = false;
+    to.verbatim = false;
+  }
+
+  // A verbatim string whose opening quote is at `offset`, `size` bytes long.
+  static void set_verbatim(node& to, std::size_t offset, std::uint32_t next, std::ptrdiff_t size) noexcept {
+    set_node(to, node_kind::string, offset, next);
+    to.verbatim = true;
+    to.text = {static_cast<std::uint32_t>(offset + 1), static_cast<std::uint32_t>(size)};
+  }
+
   struct open_container {
     std::uint32_t index;      // the container's node
     std::uint32_t last_child; // no_node before the first

@@ -23,7 +23,7 @@ namespace npyguard::detail {
         if (x.children.first != y.children.first || x.children.count != y.children.count) return false;
         break;
       case node_kind::string:
-        if (x.text.begin != y.text.begin || a.text(x) != b.text(y)) return false;
+        if (x.verbatim != y.verbatim || x.text.begin != y.text.begin || a.text(x) != b.text(y)) return false;
         break;
       case node_kind::integer:
       case node_kind::boolean:

@@ -143,7 +143,7 @@ private:
   // nullptr, nothing added, for every other text: tuple() reads it. It
   // reads no further than the tuple's two strings, so declining costs at
   // most one more read of them: the parse stays linear.
-  const char* string_pair(const char* p) {
+  [[gnu::always_inline]] const char* string_pair(const char* p) {
     const char* first = skip_ws(p + 1);
     const char* first_end = plain_string_end(first);
     if (first_end == nullptr) return nullptr;
@@ -153,7 +153,7 @@ private:
     const char* second_end = plain_string_end(second);
     if (second_end == nullptr) return nullptr;
     q = skip_ws(second_end);
-    if (!at(q, ')') || !builder_.add_string_pair(p, first, first_end, second, second_end, end_)) return nullptr;
+    if (!at(q, ')') || !builder_.add_string_pair(p, first, first_end, second, second_end)) return nullptr;
     return q + 1;
   }
 
@@ -252,7 +252,7 @@ private:
     const char* q = skip_plain(p + 1);
     if (q == end_ || *q != *p) return string_rest(p, q);
     ++q; // the closing quote
-    if (!builder_.add_plain_string(p, q, end_)) return nullptr;
+    builder_.add_plain_string(p, q);
     return q;
   }
 
@@ -277,7 +277,11 @@ private:
       ++q; // the other quote, or a byte above 0x7F
     }
     ++q; // the closing quote
-    if (plain ? !builder_.add_plain_string(p, q, end_) : !builder_.add_string(p, q, why_)) return nullptr;
+    if (plain) {
+      builder_.add_plain_string(p, q);
+    } else if (!builder_.add_string(p, q, why_)) {
+      return nullptr;
+    }
     return q;
   }
 

@@ -64,13 +64,13 @@ public:
   name_index(name_index&&) = delete;
   name_index& operator=(name_index&&) = delete;
 
-  // Adds a name or title, the string node tree.nodes[index] (looked up by
-  // first_repeat).
-  void add(std::uint32_t index, bool is_title) {
+  // Adds a name or title, the string node tree.nodes[index] whose text is
+  // `text` (looked up by first_repeat).
+  void add(std::uint32_t index, bool is_title, std::string_view text) {
     // Written field by field: a braced temporary copied in costs a failed
     // store-to-load forwarding on the hot path of long structs.
     entry& added = entries_.emplace_back();
-    added.hash = keyed_short_hash(tree_.text(tree_.nodes[index]), key_);
+    added.hash = keyed_short_hash(text, key_);
     added.node = index;
     added.order_and_title = added_ << 1 | (is_title ? 1u : 0u);
     ++added_;
@@ -367,6 +367,10 @@ private:
     for (std::uint32_t f = list.children.first; f != no_node;) {
       const node& item = tree_.nodes[f];
       f = item.next;
+      if (read_common_field(item, out, names, used, offset)) {
+        if (offset > max_itemsize) return reject(error_code::itemsize_overflow, item, "struct itemsize above 2^31-1");
+        continue;
+      }
       if (item.kind != node_kind::tuple || item.children.count < 2 || item.children.count > 3) {
         return reject(error_code::bad_descr, item, "a field is a tuple (name, type) or (name, type, shape)");
       }
@@ -411,8 +415,8 @@ private:
       if (title_node != nullptr && tree_.text(*title_node).empty()) {
         return reject(error_code::empty_field_name, *title_node, "a field title must not be empty");
       }
-      if (title_node != nullptr) names.add(title_index, true);
-      names.add(plain_name_index, false);
+      if (title_node != nullptr) names.add(title_index, true, tree_.text(*title_node));
+      names.add(plain_name_index, false, name);
       ++used;
       assign_name(member.name, name);
       if (title_node != nullptr) member.title = std::string(tree_.text(*title_node));
@@ -421,6 +425,33 @@ private:
       if (offset > max_itemsize) return reject(error_code::itemsize_overflow, item, "struct itemsize above 2^31-1");
     }
     out.itemsize = offset;
+    return true;
+  }
+
+  // The form of nearly every field, ('name', '<f8'): a tuple of a non-empty
+  // name and a type string read_common_type_string reads, read as the loop
+  // of read_fields would read it (into out.fields[used], its name added to
+  // `names`, `offset` advanced): true. False for every other item, which
+  // read_fields then reads (out.fields[used] may have been emptied for it,
+  // as read_fields empties it first).
+  bool read_common_field(const node& item, dtype& out, name_index& names, std::size_t& used, std::uint64_t& offset) {
+    if (item.kind != node_kind::tuple || item.children.count != 2) return false;
+    const node* const nodes = tree_.nodes.data();
+    const std::uint32_t name_at = item.children.first;
+    const node& name_node = nodes[name_at];
+    const node& type_node = nodes[name_node.next];
+    if (name_node.kind != node_kind::string || type_node.kind != node_kind::string) return false;
+    const std::string_view name = tree_.text(name_node);
+    if (name.empty()) return false;
+    field& member = field_at(out.fields, used);
+    shelve(member.type.fields, 0);
+    if (!read_common_type_string(tree_.text(type_node), member.type)) return false;
+    member.itemsize = member.type.itemsize;
+    names.add(name_at, false, name);
+    ++used;
+    assign_name(member.name, name);
+    member.offset = offset;
+    offset += member.itemsize; // both <= 2^31-1: cannot wrap
     return true;
   }
 
