@@ -39,6 +39,13 @@ fuzz_capi/: 4 configuration bytes (fuzz/fuzz_capi.cpp: the format, the C
     entry point, an older options struct, the stream's chunk size; the .npy
     option bytes as above; .npz verify and the RawArray switches), then every
     .npy seed, .npz archive and RawArray file below.
+fuzz_inflate/: 8 plan bytes (bytes 0-3 the input handed before each call,
+    bytes 4-7 the output asked for, as indices into fuzz/fuzz_inflate.cpp's
+    tables), then a raw deflate stream: numpy-written .npy files deflated
+    by zlib at levels 0, 1, 6 and 9, with fixed codes only and flushed every
+    64 bytes; bench/npz_crafted.py's max_tree and one-literal blocks; and
+    hand-built streams for zlib's data errors.  Each stream under three
+    plans: all at once, a byte at a time, and mixed.
 fuzz_npz/: 4 option bytes (bytes 0-1 as above; byte 2: bit 0 verify, bits
     1-2 max_members, bits 3-4 max_total_bytes, bits 5-6 max_ratio selectors;
     byte 3 unused), then the archive.  The archives are those of
@@ -959,6 +966,11 @@ def main():
             clean(directory)
         distinct, new = write_units(directory, units)
         print("%-17s %4d seeds (%d new)" % (target, distinct, new))
+    inflate_directory = HERE / "fuzz_inflate"
+    if args.clean and inflate_directory.is_dir():
+        clean(inflate_directory)
+    distinct, new = write_units(inflate_directory, inflate_units())
+    print("%-17s %4d seeds (%d new)" % ("fuzz_inflate", distinct, new))
     npz_directory = HERE / "fuzz_npz"
     if args.clean and npz_directory.is_dir():
         clean(npz_directory)
@@ -998,6 +1010,72 @@ def capi_units(seeds):
             units.append(bytes([CAPI_FORMATS[kind] | 1 << 2, 0, 0, 0]) + data)  # the reader
             units.append(bytes([CAPI_FORMATS[kind] | 2 << 2 | 3 << 5, 0, 0, 0]) + data)  # a stream, 7-byte reads
     return units
+
+
+# fuzz_inflate's plans: all at once (the largest steps and output), a byte
+# at a time, and a mix of small and large pieces with 0-byte calls.
+INFLATE_PLANS = (bytes([15] * 8), bytes([1] * 8), bytes([3, 0, 12, 7, 6, 8, 0, 2]))
+
+
+def inflate_streams():
+    """Raw deflate streams: numpy's files deflated as np.savez_compressed does
+    (and at other levels), the crafted block structures, and zlib's errors."""
+    import zlib
+    sys.path.insert(0, str(HERE.parent / "bench"))
+    import npz_crafted  # Bits, max_tree_block and one_symbol_blocks
+    rng = np.random.default_rng(11)
+    arrays = [rng.random(300), rng.integers(0, 100, size=500, dtype=np.int64),
+              np.array(["header %d" % i for i in range(60)]), np.arange(1000, dtype=np.int32),
+              np.zeros((), dtype=np.float64)]
+    streams = []
+
+    def deflate(data, level, strategy=zlib.Z_DEFAULT_STRATEGY, flush_every=0):
+        c = zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy)
+        if not flush_every:
+            return c.compress(data) + c.flush()
+        return b"".join(c.compress(data[i:i + flush_every]) + c.flush(zlib.Z_FULL_FLUSH)
+                        for i in range(0, len(data), flush_every)) + c.flush()
+
+    for array in arrays:
+        out = io.BytesIO()
+        np.save(out, array)
+        data = out.getvalue()
+        for level in (0, 1, 6, 9):
+            streams.append(deflate(data, level))
+        streams.append(deflate(data, 6, zlib.Z_FIXED))
+        streams.append(deflate(data, 9, flush_every=64))
+    bits = npz_crafted.Bits()
+    bits.put(0, 1)
+    bits.put(1, 2)
+    bits.huff(0x30 + ord("z"), 8)
+    bits.huff(0, 7)
+    streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.max_tree_block(2) * 3 + "110" + "0" * 7))
+    streams.append(npz_crafted.one_symbol_blocks(bytes(range(40))))
+    def built(*fields):  # ("put", value, width) fields and ("huff", code, width) codes
+        b = npz_crafted.Bits()
+        for kind, value, width in fields:
+            getattr(b, kind)(value, width)
+        return npz_crafted.bits_to_bytes(b.text())
+
+    dynamic = [("put", 1, 1), ("put", 2, 2)]
+    fixed = [("put", 1, 1), ("put", 1, 2), ("huff", 0x30 + ord("a"), 8)]
+    streams += [
+        built(("put", 1, 1), ("put", 3, 2)),                                  # block type 3
+        b"\x01\x05\x00\xfa\xfe",                                             # NLEN not LEN's complement
+        b"\x00\x00\x00\xff\xff\x01\x00\x00\xff\xff",                         # empty stored blocks
+        built(*dynamic, ("put", 30, 5), ("put", 0, 5), ("put", 15, 4)),        # HLIT 287
+        built(*dynamic, ("put", 0, 5), ("put", 0, 5), ("put", 15, 4), *[("put", 0, 3)] * 19,
+              *[("put", 0, 1)] * 258),                                        # empty code length code
+        built(*fixed, ("huff", 1, 7), ("huff", 1, 5), ("huff", 0, 7)),         # a match one byte too far
+        built(*fixed, ("huff", 1, 7), ("huff", 0, 5), ("huff", 0, 7)),         # the same, at the window's edge
+        built(*fixed, ("huff", 1, 7), ("huff", 30, 5)),                        # distance code 30
+        built(*fixed, ("huff", 0xC6, 8)),                                      # length symbol 286
+    ]
+    return streams
+
+
+def inflate_units():
+    return [plan + stream for stream in inflate_streams() for plan in INFLATE_PLANS]
 
 
 def npz_units():

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <zlib.h> // crc32
+
 #include "npy/framing.hpp"
 #include "npy/pipeline.hpp"
 #include "npy/workspace.hpp"

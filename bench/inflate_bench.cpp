@@ -1,0 +1,323 @@
+// deflate_decoder (src/npz/deflate_decoder.cpp) against zlib's raw inflate
+// on the same streams in the same run: ordinary data (numpy-like float64,
+// small integers, text-like bytes; zlib levels 1, 6 and 9) and the block
+// structures that cost zlib most per compressed byte (bench/npz_crafted.py's
+// max_tree and flush_64, one literal per fixed block, empty stored blocks,
+// 16-byte stored blocks). Each row reports the time per compressed byte
+// (per_in_byte) and per output byte (per_out_byte); output goes to a 1 MiB
+// buffer, as `npyguard check --verify` inflates. Under load, compare CPU
+// times, or instruction counts:
+//   valgrind --tool=callgrind --toggle-collect='*deflate_decoder::decode*' --toggle-collect=inflate
+//     build/release/bench/npyguard_inflate_bench --benchmark_filter=max_tree --benchmark_min_time=0
+//
+//   build/release/bench/npyguard_inflate_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <zlib.h>
+
+#include "npz/deflate_decoder.hpp"
+
+namespace {
+
+using bytes = std::vector<unsigned char>;
+constexpr std::size_t stream_target = std::size_t{1} << 20; // about 1 MiB compressed per stream
+constexpr std::size_t output_buffer = std::size_t{1} << 20;
+
+class bit_writer {
+public:
+  void put(std::uint32_t value, unsigned width) {
+    for (unsigned i = 0; i < width; ++i) bit((value >> i) & 1);
+  }
+  void code(std::uint32_t value, unsigned width) {
+    for (unsigned i = width; i-- > 0;) bit((value >> i) & 1);
+  }
+  void align() {
+    while (count_ % 8 != 0) bit(0);
+  }
+  [[nodiscard]] std::size_t size() const { return out_.size(); }
+  bytes take() { return std::move(out_); }
+
+private:
+  void bit(std::uint32_t value) {
+    if (count_ % 8 == 0) out_.push_back(0);
+    out_.back() = static_cast<unsigned char>(out_.back() | value << (count_ % 8));
+    ++count_;
+  }
+  bytes out_;
+  std::size_t count_ = 0;
+};
+
+std::vector<std::uint32_t> canonical(const std::vector<unsigned>& lengths) {
+  std::vector<unsigned> counts(16, 0);
+  for (unsigned length : lengths) ++counts[length];
+  counts[0] = 0;
+  std::vector<std::uint32_t> next(16, 0);
+  std::uint32_t code = 0;
+  for (unsigned length = 1; length < 16; ++length) {
+    code = (code + counts[length - 1]) << 1;
+    next[length] = code;
+  }
+  std::vector<std::uint32_t> codes;
+  for (unsigned length : lengths) codes.push_back(length != 0 ? next[length]++ : 0);
+  return codes;
+}
+
+bytes deflate_raw(const bytes& data, int level, std::size_t flush_every = 0) {
+  z_stream z{};
+  if (deflateInit2(&z, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) std::abort();
+  bytes out(deflateBound(&z, static_cast<uLong>(data.size())) + 2 * data.size() + 1024);
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  const std::size_t piece = flush_every == 0 ? data.size() : flush_every;
+  for (std::size_t at = 0; at < data.size(); at += piece) {
+    z.next_in = const_cast<Bytef*>(data.data() + at);
+    z.avail_in = static_cast<uInt>(std::min(piece, data.size() - at));
+    if (deflate(&z, flush_every == 0 ? Z_NO_FLUSH : Z_FULL_FLUSH) != Z_OK) std::abort();
+  }
+  if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::abort();
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// Data that deflates to about `target` bytes at `level`.
+bytes sized(const std::function<bytes(std::size_t)>& make, int level) {
+  std::size_t size = stream_target;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t got = deflate_raw(make(size), level).size();
+    size = static_cast<std::size_t>(static_cast<double>(size) * static_cast<double>(stream_target) /
+                                    static_cast<double>(got));
+  }
+  return deflate_raw(make(size), level);
+}
+
+bytes float64(std::size_t size) { // np.random.random: uniform [0, 1)
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  bytes out(size / 8 * 8);
+  for (std::size_t i = 0; i < out.size(); i += 8) {
+    const double value = uniform(rng);
+    std::memcpy(out.data() + i, &value, 8);
+  }
+  return out;
+}
+
+bytes small_ints(std::size_t size) { // int64 values 0-99, as np.arange-ish counters are
+  std::mt19937 rng(9);
+  bytes out(size / 8 * 8, 0);
+  for (std::size_t i = 0; i < out.size(); i += 8) out[i] = static_cast<unsigned char>(rng() % 100);
+  return out;
+}
+
+bytes text(std::size_t size) {
+  static const char* const words[] = {"the ",   "array ", "of ", "values ", "and ",  "header ", "shape ", "dtype ",
+                                      "float ", "int ",   "\n",  "numpy ",  "file ", "data ",   "zip ",   "member "};
+  std::mt19937 rng(10);
+  bytes out;
+  out.reserve(size + 16);
+  while (out.size() < size) {
+    const char* word = words[rng() % 16];
+    out.insert(out.end(), word, word + std::strlen(word));
+  }
+  out.resize(size);
+  return out;
+}
+
+// bench/npz_crafted.py's max_tree: dynamic blocks with HLIT 286, HDIST 30,
+// HCLEN 19, every code length written one by one, two matches of 258.
+bytes max_tree() {
+  std::vector<unsigned> precode(19, 4);
+  for (unsigned i = 13; i < 19; ++i) precode[i] = 5;
+  std::vector<unsigned> lengths(226, 8);
+  lengths.insert(lengths.end(), 60, 9);
+  lengths.insert(lengths.end(), 2, 4);
+  lengths.insert(lengths.end(), 28, 5);
+  const std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
+  const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
+  const auto precode_codes = canonical(precode);
+  const auto litlen_codes = canonical(litlen);
+  const auto distance_codes = canonical(distance);
+  static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+  bit_writer w;
+  w.put(0, 1); // a fixed block with one literal, so the matches have a byte to copy
+  w.put(1, 2);
+  w.code(0x30 + 'z', 8);
+  w.code(0, 7);
+  while (w.size() < stream_target) {
+    w.put(0, 1);
+    w.put(2, 2);
+    w.put(286 - 257, 5);
+    w.put(30 - 1, 5);
+    w.put(19 - 4, 4);
+    for (unsigned symbol : order) w.put(precode[symbol], 3);
+    for (unsigned length : lengths) w.code(precode_codes[length], precode[length]);
+    for (int i = 0; i < 2; ++i) {
+      w.code(litlen_codes[285], litlen[285]);
+      w.code(distance_codes[0], distance[0]);
+    }
+    w.code(litlen_codes[256], litlen[256]);
+  }
+  w.put(1, 1); // a final empty fixed block
+  w.put(1, 2);
+  w.code(0, 7);
+  return w.take();
+}
+
+bytes flush_64() {
+  std::mt19937 rng(5);
+  bytes data(stream_target / 2);
+  for (auto& value : data) value = static_cast<unsigned char>(rng() % 40);
+  return deflate_raw(data, 9, 64);
+}
+
+// bench/npz_crafted.py's one_symbol: fixed blocks of one literal each.
+bytes one_literal_blocks() {
+  std::mt19937 rng(4);
+  bit_writer w;
+  while (w.size() < stream_target) {
+    w.put(0, 1);
+    w.put(1, 2);
+    const unsigned value = rng() % 256;
+    if (value < 144) {
+      w.code(0x30 + value, 8);
+    } else {
+      w.code(0x190 + value - 144, 9);
+    }
+    w.code(0, 7);
+  }
+  w.put(1, 1);
+  w.put(1, 2);
+  w.code(0, 7);
+  return w.take();
+}
+
+// Stored blocks of `length` bytes each, then a final empty one.
+bytes stored_blocks(std::size_t length) {
+  bytes out;
+  while (out.size() < stream_target) {
+    out.insert(out.end(), {0, static_cast<unsigned char>(length), static_cast<unsigned char>(length >> 8),
+                           static_cast<unsigned char>(~length), static_cast<unsigned char>(~length >> 8)});
+    out.insert(out.end(), length, 0x5A);
+  }
+  out.insert(out.end(), {1, 0, 0, 0xFF, 0xFF});
+  return out;
+}
+
+// Each stream is made when a benchmark first asks for it, so that a
+// filtered run (or one under callgrind) makes only its own.
+const bytes& stream_named(const std::string& name) {
+  static std::map<std::string, bytes> made;
+  auto found = made.find(name);
+  if (found != made.end()) return found->second;
+  bytes stream;
+  const int level = name.back() - '0';
+  if (name.rfind("float64_l", 0) == 0) {
+    stream = sized(float64, level);
+  } else if (name.rfind("small_ints_l", 0) == 0) {
+    stream = sized(small_ints, level);
+  } else if (name.rfind("text_l", 0) == 0) {
+    stream = sized(text, level);
+  } else if (name == "max_tree") {
+    stream = max_tree();
+  } else if (name == "flush_64") {
+    stream = flush_64();
+  } else if (name == "one_literal_fixed") {
+    stream = one_literal_blocks();
+  } else if (name == "stored_empty") {
+    stream = stored_blocks(0);
+  } else {
+    stream = stored_blocks(16);
+  }
+  return made.emplace(name, std::move(stream)).first->second;
+}
+
+void report(benchmark::State& state, std::size_t in, std::uint64_t out) {
+  using counter = benchmark::Counter;
+  // Seconds per byte, printed with an SI prefix ("3.2n": 3.2 ns).
+  state.counters["per_in_byte"] =
+      counter(static_cast<double>(in), counter::kIsIterationInvariantRate | counter::kInvert);
+  state.counters["per_out_byte"] =
+      counter(static_cast<double>(out), counter::kIsIterationInvariantRate | counter::kInvert);
+  state.counters["in_bytes"] = counter(static_cast<double>(in));
+  state.counters["out_bytes"] = counter(static_cast<double>(out));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(in));
+}
+
+void ours(benchmark::State& state, const std::string& name) {
+  const bytes& stream = stream_named(name);
+  bytes out(output_buffer);
+  auto decoder = std::make_unique<npyguard::npz::detail::deflate_decoder>();
+  std::uint64_t produced = 0;
+  for (auto _ : state) {
+    decoder->reset();
+    std::size_t at = 0;
+    for (;;) {
+      const auto step = decoder->decode(stream.data() + at, stream.size() - at, out.data(), out.size());
+      at += step.consumed;
+      benchmark::DoNotOptimize(out.data());
+      if (step.result != npyguard::npz::detail::deflate_decoder::outcome::more) {
+        if (step.result != npyguard::npz::detail::deflate_decoder::outcome::ended) state.SkipWithError("not ended");
+        break;
+      }
+      if (step.consumed == 0 && step.written == 0) {
+        state.SkipWithError("stuck");
+        break;
+      }
+    }
+    produced = decoder->total_out();
+  }
+  report(state, stream.size(), produced);
+}
+
+void theirs(benchmark::State& state, const std::string& name) {
+  const bytes& stream = stream_named(name);
+  bytes out(output_buffer);
+  z_stream z{};
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) std::abort();
+  std::uint64_t produced = 0;
+  for (auto _ : state) {
+    inflateReset(&z);
+    z.next_in = const_cast<Bytef*>(stream.data());
+    z.avail_in = static_cast<uInt>(stream.size());
+    int code = Z_OK;
+    do {
+      z.next_out = out.data();
+      z.avail_out = static_cast<uInt>(out.size());
+      code = inflate(&z, Z_NO_FLUSH);
+      benchmark::DoNotOptimize(out.data());
+    } while (code == Z_OK);
+    if (code != Z_STREAM_END) state.SkipWithError("not ended");
+    produced = z.total_out;
+  }
+  inflateEnd(&z);
+  report(state, stream.size(), produced);
+}
+
+const int registered = [] {
+  for (const char* name :
+       {"float64_l1", "float64_l6", "float64_l9", "small_ints_l1", "small_ints_l6", "small_ints_l9", "text_l1",
+        "text_l6", "text_l9", "max_tree", "flush_64", "one_literal_fixed", "stored_empty", "stored_16"}) {
+    const std::string stream = name;
+    benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
+      ours(s, stream);
+    })->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("zlib/" + stream).c_str(), [stream](benchmark::State& s) {
+      theirs(s, stream);
+    })->Unit(benchmark::kMillisecond);
+  }
+  return 0;
+}();
+
+} // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,796 @@
+#include "npz/deflate_decoder.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace npyguard::npz::detail {
+
+namespace {
+
+// A decode table entry, 32 bits:
+//   bits 0-7    the bits this lookup consumes: the code's length at this
+//               level (a subtable pointer: the root table's index bits)
+//   bits 8-11   the extra bits that follow a length or distance code (a
+//               subtable pointer: the subtable's index bits)
+//   bit 12      a literal            bit 13  end of block
+//   bit 14      a code zlib rejects when it is decoded (length symbols 286
+//               and 287, distances 30 and 31, the unused half of a one-code
+//               or empty code)
+//   bit 15      a pointer to a subtable
+//   bits 16-31  the literal, the base length or distance, the code length
+//               (code length code), or the subtable's first index
+constexpr std::uint32_t literal_flag = 1U << 12;
+constexpr std::uint32_t end_of_block_flag = 1U << 13;
+constexpr std::uint32_t invalid_flag = 1U << 14;
+constexpr std::uint32_t subtable_flag = 1U << 15;
+
+constexpr unsigned code_bits(std::uint32_t entry) noexcept { return entry & 0xFFU; }
+constexpr unsigned extra_bits(std::uint32_t entry) noexcept { return (entry >> 8) & 0xFU; }
+constexpr unsigned entry_value(std::uint32_t entry) noexcept { return entry >> 16; }
+constexpr std::uint64_t low_bits(unsigned count) noexcept { return (std::uint64_t{1} << count) - 1; }
+
+constexpr unsigned max_code_length = 15;
+constexpr unsigned litlen_symbols = 288; // 286 and 287 exist in fixed blocks only
+constexpr unsigned distance_symbols = 32;
+constexpr unsigned precode_symbols = 19;
+constexpr unsigned precode_root_bits = 7;
+// A unit (a length/distance pair: 15 + 5 + 15 + 13 bits) fits in what a
+// refill leaves in the bit buffer (at least 56 bits while input remains).
+constexpr unsigned max_unit_bits = 48;
+// The output room for copying a match in 8-byte steps (up to 7 bytes past
+// its end).
+constexpr std::ptrdiff_t fast_output_room = 258 + 64;
+constexpr std::ptrdiff_t fast_input_room = 8;
+
+// RFC 1951 section 3.2.5.
+constexpr std::uint16_t length_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                           31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+constexpr std::uint8_t length_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                           2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr std::uint16_t distance_base[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                             33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                             1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+constexpr std::uint8_t distance_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                             6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+// The order in which a dynamic header lists the code length code's lengths.
+constexpr std::uint8_t precode_order[precode_symbols] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                                         11, 4,  12, 3, 13, 2, 14, 1, 15};
+
+// Bit reversal of 10-bit numbers: a root table is indexed by codewords
+// bit-reversed (deflate sends codes most significant bit first), and a
+// canonical code counts up in natural order.
+constexpr unsigned max_root_bits = 10;
+static_assert(deflate_decoder::litlen_root_bits <= max_root_bits &&
+              deflate_decoder::distance_root_bits <= max_root_bits);
+constexpr std::array<std::uint16_t, 1U << max_root_bits> make_reversed() noexcept {
+  std::array<std::uint16_t, 1U << max_root_bits> reversed{};
+  for (unsigned value = 0; value < reversed.size(); ++value) {
+    unsigned result = 0;
+    for (unsigned bit = 0; bit < max_root_bits; ++bit) result |= ((value >> bit) & 1U) << (max_root_bits - 1 - bit);
+    reversed[value] = static_cast<std::uint16_t>(result);
+  }
+  return reversed;
+}
+constexpr std::array<std::uint16_t, 1U << max_root_bits> reversed_bits = make_reversed();
+
+// `code`'s low `length` bits in reverse order (any length up to 15).
+unsigned reverse(unsigned code, unsigned length) noexcept {
+  unsigned result = 0;
+  for (unsigned bit = 0; bit < length; ++bit) result |= ((code >> bit) & 1U) << (length - 1 - bit);
+  return result;
+}
+
+enum class code_kind { precode, litlen, distance };
+
+// What decoding `symbol` gives, less its code length.
+constexpr std::uint32_t symbol_result(code_kind kind, unsigned symbol) noexcept {
+  if (kind == code_kind::precode) return symbol << 16;
+  if (kind == code_kind::distance) {
+    if (symbol >= 30) return invalid_flag;
+    return std::uint32_t{distance_base[symbol]} << 16 | std::uint32_t{distance_extra[symbol]} << 8;
+  }
+  if (symbol < 256) return literal_flag | symbol << 16;
+  if (symbol == 256) return end_of_block_flag;
+  if (symbol >= 286) return invalid_flag;
+  return std::uint32_t{length_base[symbol - 257]} << 16 | std::uint32_t{length_extra[symbol - 257]} << 8;
+}
+
+// The same, one table per kind, so that filling a table costs no branch.
+struct symbol_results {
+  std::array<std::uint32_t, litlen_symbols> litlen{};
+  std::array<std::uint32_t, distance_symbols> distance{};
+  std::array<std::uint32_t, precode_symbols> precode{};
+};
+constexpr symbol_results make_symbol_results() noexcept {
+  symbol_results results;
+  for (unsigned symbol = 0; symbol < litlen_symbols; ++symbol) {
+    results.litlen[symbol] = symbol_result(code_kind::litlen, symbol);
+  }
+  for (unsigned symbol = 0; symbol < distance_symbols; ++symbol) {
+    results.distance[symbol] = symbol_result(code_kind::distance, symbol);
+  }
+  for (unsigned symbol = 0; symbol < precode_symbols; ++symbol) {
+    results.precode[symbol] = symbol_result(code_kind::precode, symbol);
+  }
+  return results;
+}
+constexpr symbol_results all_results = make_symbol_results();
+
+constexpr const std::uint32_t* results_of(code_kind kind) noexcept {
+  return kind == code_kind::litlen     ? all_results.litlen.data()
+         : kind == code_kind::distance ? all_results.distance.data()
+                                       : all_results.precode.data();
+}
+
+// The canonical code's next codeword, bit-reversed as the table is indexed
+// (deflate sends codes most significant bit first): incrementing the
+// reversed number sets its highest clear bit and clears the bits above.
+// `codeword` is not the last (all ones) codeword of `length` bits.
+unsigned next_codeword_of(unsigned codeword, unsigned length) noexcept {
+  const unsigned flipped = codeword ^ static_cast<unsigned>(low_bits(length));
+  const unsigned bit = 1U << (31 - static_cast<unsigned>(__builtin_clz(flipped)));
+  return (codeword & (bit - 1)) | bit;
+}
+
+// The code lengths zlib's inftrees.c accepts: neither over-subscribed nor
+// incomplete, except (literal/length and distance codes) one code of one
+// bit, and (code length and distance codes) no code at all.
+enum class code_shape { invalid, empty, single, complete };
+
+code_shape shape_of(code_kind kind, const std::array<unsigned, max_code_length + 1>& counts,
+                    unsigned longest) noexcept {
+  if (longest == 0) return kind == code_kind::litlen ? code_shape::invalid : code_shape::empty;
+  int left = 1; // codewords of the current length still free
+  for (unsigned length = 1; length <= max_code_length; ++length) {
+    left = 2 * left - static_cast<int>(counts[length]);
+    if (left < 0) return code_shape::invalid; // over-subscribed
+  }
+  if (left == 0) return code_shape::complete;
+  return kind != code_kind::precode && longest == 1 ? code_shape::single : code_shape::invalid;
+}
+
+// The root table for codes of at most `root` bits: each length's codewords
+// at the table size of that length, then the table doubled, as the high
+// index bits do not matter to a shorter code (libdeflate's way). The
+// codeword counts up in natural order and is reversed by table, so that no
+// step waits on the one before. Returns the next symbol to place (in a
+// subtable), its length and reversed codeword, or nullptr when all are placed.
+const std::uint16_t* fill_root(const std::uint32_t* results, const std::array<unsigned, max_code_length + 1>& counts,
+                               const std::uint16_t* sorted, std::uint32_t* table, unsigned root, unsigned& next_length,
+                               unsigned& next_codeword) noexcept {
+  unsigned length = 1;
+  while (counts[length] == 0) ++length;
+  std::size_t table_end = std::size_t{1} << length;
+  unsigned code = 0; // the next codeword, most significant bit first
+  for (;;) {
+    const unsigned shift = max_root_bits - length;
+    for (unsigned left = counts[length]; left != 0; --left, ++code) {
+      table[reversed_bits[code << shift]] = results[*sorted++] | length;
+    }
+    if (code == table_end) { // every codeword of this length used: the code is complete
+      for (; length < root; ++length, table_end *= 2) std::memcpy(table + table_end, table, table_end * 4);
+      return nullptr;
+    }
+    do {
+      code <<= 1;
+      if (++length <= root) {
+        std::memcpy(table + table_end, table, table_end * 4);
+        table_end *= 2;
+      }
+    } while (counts[length] == 0); // a longer code remains: the code is not complete yet
+    if (length > root) {
+      next_length = length;
+      next_codeword = reverse(code, length);
+      return sorted;
+    }
+  }
+}
+
+// Codes longer than the root: each run of codewords sharing their first
+// `root` bits gets a subtable just big enough for them (libdeflate's way).
+bool fill_subtables(const std::uint32_t* results, const std::array<unsigned, max_code_length + 1>& counts,
+                    const std::uint16_t* sorted, std::uint32_t* table, std::size_t capacity, unsigned root,
+                    unsigned length, unsigned codeword) noexcept {
+  const unsigned root_mask = static_cast<unsigned>(low_bits(root));
+  std::size_t table_end = std::size_t{1} << root;
+  std::size_t subtable_start = 0;
+  unsigned prefix = ~0U;
+  unsigned left = counts[length];
+  for (;;) {
+    if ((codeword & root_mask) != prefix) {
+      prefix = codeword & root_mask;
+      unsigned sub_bits = length - root;
+      for (unsigned used = left; used < (1U << sub_bits);) {
+        ++sub_bits;
+        used = 2 * used + counts[root + sub_bits];
+      }
+      subtable_start = table_end;
+      table_end += std::size_t{1} << sub_bits;
+      if (table_end > capacity) return false; // not reached: capacity is zlib's proven bound
+      table[prefix] = subtable_flag | static_cast<std::uint32_t>(subtable_start) << 16 | sub_bits << 8 | root;
+    }
+    const std::uint32_t entry = results[*sorted++] | (length - root);
+    const std::size_t stride = std::size_t{1} << (length - root);
+    for (std::size_t i = subtable_start + (codeword >> root); i < table_end; i += stride) table[i] = entry;
+    if (codeword == low_bits(length)) return true;
+    codeword = next_codeword_of(codeword, length);
+    if (--left == 0) {
+      while (counts[++length] == 0) {}
+      left = counts[length];
+    }
+  }
+}
+
+// The symbols with a code, sorted by code length and in symbol order within
+// a length (RFC 1951's canonical order), and the count of each length. Four
+// lanes over four runs of the symbols, a symbol of each in turn: a run of
+// equal lengths (the common case) would otherwise make each count and
+// placement wait on the store to the same counter before it. Zero lengths
+// are placed too, after the others, so that no step branches on them.
+void sort_by_length(const std::uint8_t* lengths, unsigned symbols, std::array<unsigned, max_code_length + 1>& counts,
+                    std::array<std::uint16_t, litlen_symbols>& sorted) noexcept {
+  constexpr unsigned lanes = 4;
+  std::array<std::array<std::uint16_t, max_code_length + 1>, lanes> lane_counts{};
+  const unsigned run = symbols / lanes; // the last lane also takes the symbols / lanes rest
+  for (unsigned i = 0; i < run; ++i) {
+    for (unsigned lane = 0; lane < lanes; ++lane) ++lane_counts[lane][lengths[lane * run + i]];
+  }
+  for (unsigned symbol = lanes * run; symbol < symbols; ++symbol) ++lane_counts[lanes - 1][lengths[symbol]];
+  std::array<std::array<std::uint16_t, max_code_length + 1>, lanes> next{};
+  unsigned offset = 0;
+  for (unsigned length = 1; length <= max_code_length + 1; ++length) {
+    const unsigned index = length & max_code_length; // 1-15, then 0
+    counts[index] = 0;
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      next[lane][index] = static_cast<std::uint16_t>(offset);
+      offset += lane_counts[lane][index];
+      counts[index] += lane_counts[lane][index];
+    }
+  }
+  for (unsigned i = 0; i < run; ++i) {
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      const unsigned symbol = lane * run + i;
+      sorted[next[lane][lengths[symbol]]++] = static_cast<std::uint16_t>(symbol);
+    }
+  }
+  for (unsigned symbol = lanes * run; symbol < symbols; ++symbol) {
+    sorted[next[lanes - 1][lengths[symbol]]++] = static_cast<std::uint16_t>(symbol);
+  }
+}
+
+// Builds the decode table of a code from its lengths, or returns false for
+// a set of lengths zlib rejects. `root` receives the root table's index bits.
+bool build_table(code_kind kind, const std::uint8_t* lengths, unsigned symbols, std::uint32_t* table,
+                 std::size_t capacity, unsigned max_root, unsigned& root) noexcept {
+  std::array<unsigned, max_code_length + 1> counts{};
+  std::array<std::uint16_t, litlen_symbols> sorted; // every symbol, those with a code first
+  sort_by_length(lengths, symbols, counts, sorted);
+  unsigned longest = max_code_length;
+  while (longest != 0 && counts[longest] == 0) --longest;
+  switch (shape_of(kind, counts, longest)) {
+    case code_shape::invalid: return false;
+    case code_shape::empty:
+      // zlib's table for no codes: one bit, then an error when decoded; the
+      // code length code reads a length of 0 from it instead.
+      root = 1;
+      table[0] = table[1] = kind == code_kind::precode ? 1U : invalid_flag | 1U;
+      return true;
+    case code_shape::single:
+      root = 1;
+      table[0] = results_of(kind)[sorted[0]] | 1U;
+      table[1] = invalid_flag | 1U;
+      return true;
+    case code_shape::complete: break;
+  }
+  root = std::min(max_root, longest);
+  unsigned length = 0;
+  unsigned codeword = 0;
+  const std::uint32_t* results = results_of(kind);
+  const std::uint16_t* rest = fill_root(results, counts, sorted.data(), table, root, length, codeword);
+  return rest == nullptr || fill_subtables(results, counts, rest, table, capacity, root, length, codeword);
+}
+
+// A table lookup; `length` receives the code's full length in bits.
+inline std::uint32_t lookup(const std::uint32_t* table, unsigned root, std::uint64_t bits, unsigned& length) noexcept {
+  std::uint32_t entry = table[bits & low_bits(root)];
+  length = code_bits(entry);
+  if ((entry & subtable_flag) != 0) {
+    entry = table[entry_value(entry) + ((bits >> root) & low_bits(extra_bits(entry)))];
+    length += code_bits(entry);
+  }
+  return entry;
+}
+
+inline std::uint64_t load_le64(const unsigned char* bytes) noexcept {
+  std::uint64_t word = 0;
+  std::memcpy(&word, bytes, sizeof word);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  word = __builtin_bswap64(word);
+#endif
+  return word;
+}
+
+// Copies `length` bytes from `distance` back, byte by byte where they
+// overlap (a distance shorter than the length repeats the pattern).
+inline void copy_within(unsigned char* out, std::size_t distance, std::size_t length) noexcept {
+  const unsigned char* from = out - distance;
+  if (distance == 1) {
+    std::memset(out, *from, length);
+    return;
+  }
+  for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
+}
+
+} // namespace
+
+enum class deflate_decoder::step : std::uint8_t {
+  next,        // go on: a unit decoded, or the state changed
+  need_input,  // the input ran out inside a unit (all of it taken)
+  output_full, // a unit has output to write and no room
+  ended,       // the final block ended
+  corrupt,     // a data error
+};
+
+// The pointers and bit buffer of one decode() call. Bits are taken from the
+// least significant end. Invariant: bits above `count` are the stream's next
+// bits or zero, and zero once the input is used up.
+struct deflate_decoder::cursor {
+  const unsigned char* in_begin;
+  const unsigned char* in;
+  const unsigned char* in_end;
+  unsigned char* out_begin;
+  unsigned char* out;
+  unsigned char* out_end;
+  std::uint64_t bits;
+  unsigned count;
+
+  [[nodiscard]] std::size_t room() const noexcept { return static_cast<std::size_t>(out_end - out); }
+  [[nodiscard]] std::size_t written() const noexcept { return static_cast<std::size_t>(out - out_begin); }
+
+  // At least 56 bits, or every input byte when fewer remain. With 8 bytes to
+  // hand one load does it, counting the whole bytes it brought in; the bits
+  // of the next byte it also brought are that byte's, so a later load ORs
+  // the same bits.
+  void refill() noexcept {
+    if (in_end - in >= fast_input_room) {
+      bits |= load_le64(in) << count;
+      in += (63 - count) >> 3;
+      count |= 56;
+      return;
+    }
+    while (count < 56 && in != in_end) {
+      bits |= std::uint64_t{*in++} << count;
+      count += 8;
+    }
+  }
+
+  void drop(unsigned n) noexcept {
+    bits >>= n;
+    count -= n;
+  }
+
+  // Hands back the whole bytes in the buffer, as zlib holds at most the
+  // rest of the byte it is in once it stops with input left. (They are
+  // always this call's bytes: a unit cut short holds fewer bits than it
+  // needs, so it consumes them all when decoded again.)
+  void give_back() noexcept {
+    const auto whole = std::min<std::size_t>(count >> 3, static_cast<std::size_t>(in - in_begin));
+    in -= whole;
+    count -= static_cast<unsigned>(8 * whole);
+    bits &= low_bits(count);
+  }
+};
+
+deflate_decoder::deflate_decoder() noexcept {
+  std::array<std::uint8_t, litlen_symbols> lengths{};
+  std::fill(lengths.begin(), lengths.begin() + 144, std::uint8_t{8});
+  std::fill(lengths.begin() + 144, lengths.begin() + 256, std::uint8_t{9});
+  std::fill(lengths.begin() + 256, lengths.begin() + 280, std::uint8_t{7});
+  std::fill(lengths.begin() + 280, lengths.end(), std::uint8_t{8});
+  build_table(code_kind::litlen, lengths.data(), litlen_symbols, fixed_litlen_.data(), fixed_litlen_.size(),
+              litlen_root_bits, fixed_litlen_root_);
+  std::fill(lengths.begin(), lengths.begin() + distance_symbols, std::uint8_t{5});
+  build_table(code_kind::distance, lengths.data(), distance_symbols, fixed_distance_.data(), fixed_distance_.size(),
+              distance_root_bits, fixed_distance_root_);
+}
+
+void deflate_decoder::reset() noexcept {
+  state_ = state::block_header;
+  final_block_ = false;
+  bit_buffer_ = 0;
+  bit_count_ = 0;
+  stored_left_ = 0;
+  pending_length_ = 0;
+  pending_distance_ = 0;
+  history_end_ = 0;
+  total_out_ = 0;
+}
+
+deflate_decoder::progress deflate_decoder::decode(const unsigned char* in, std::size_t in_size, unsigned char* out,
+                                                  std::size_t out_size) noexcept {
+  static const unsigned char no_input = 0;
+  static unsigned char no_output = 0;
+  if (in == nullptr) in = &no_input, in_size = 0;
+  if (out == nullptr) out = &no_output, out_size = 0;
+  cursor c{in, in, in + in_size, out, out, out + out_size, bit_buffer_, bit_count_};
+  const step stop = run(c);
+  if (stop != step::need_input) c.give_back();
+  bit_buffer_ = c.bits;
+  bit_count_ = c.count;
+  keep_history(out, c.written());
+  total_out_ += c.written();
+  const outcome result = stop == step::ended     ? outcome::ended
+                         : stop == step::corrupt ? outcome::corrupt
+                                                 : outcome::more;
+  return {result, static_cast<std::size_t>(c.in - in), c.written()};
+}
+
+deflate_decoder::step deflate_decoder::run(cursor& c) noexcept {
+  for (;;) {
+    step result = step::next;
+    switch (state_) {
+      case state::block_header: result = read_block_header(c); break;
+      case state::stored_header: result = read_stored_header(c); break;
+      case state::stored_copy: result = copy_stored(c); break;
+      case state::precode_lengths: result = read_precode_lengths(c); break;
+      case state::code_lengths: result = read_code_lengths(c); break;
+      case state::codes: result = decode_codes(c); break;
+      case state::ended: return step::ended;
+      case state::failed: return step::corrupt;
+    }
+    if (result == step::corrupt) state_ = state::failed;
+    if (result != step::next) return result;
+  }
+}
+
+// BFINAL and BTYPE; for a dynamic block also HLIT, HDIST and HCLEN, which
+// zlib reads as one 14-bit field before checking them.
+deflate_decoder::step deflate_decoder::read_block_header(cursor& c) noexcept {
+  c.refill();
+  if (c.count < 3) return step::need_input;
+  const auto type = static_cast<unsigned>((c.bits >> 1) & 3);
+  if (type == 3) return step::corrupt;
+  if (type == 2) {
+    if (c.count < 17) return step::need_input;
+    litlen_count_ = static_cast<unsigned>((c.bits >> 3) & 31) + 257;
+    distance_count_ = static_cast<unsigned>((c.bits >> 8) & 31) + 1;
+    precode_count_ = static_cast<unsigned>((c.bits >> 13) & 15) + 4;
+    if (litlen_count_ > 286 || distance_count_ > 30) return step::corrupt;
+    final_block_ = (c.bits & 1) != 0;
+    c.drop(17);
+    lengths_read_ = 0;
+    state_ = state::precode_lengths;
+    return step::next;
+  }
+  final_block_ = (c.bits & 1) != 0;
+  c.drop(3);
+  if (type == 0) {
+    state_ = state::stored_header;
+    return step::next;
+  }
+  litlen_table_ = fixed_litlen_.data();
+  litlen_root_ = fixed_litlen_root_;
+  distance_table_ = fixed_distance_.data();
+  distance_root_ = fixed_distance_root_;
+  state_ = state::codes;
+  return step::next;
+}
+
+// A stored block: to the next byte boundary, then LEN and its complement.
+deflate_decoder::step deflate_decoder::read_stored_header(cursor& c) noexcept {
+  c.refill();
+  const unsigned skip = c.count & 7; // the rest of the byte the block header ended in
+  if (c.count < skip + 32) return step::need_input;
+  const auto fields = static_cast<std::uint32_t>(c.bits >> skip);
+  const std::uint32_t length = fields & 0xFFFFU;
+  if (length != (~fields >> 16 & 0xFFFFU)) return step::corrupt;
+  c.drop(skip + 32);
+  stored_left_ = length;
+  state_ = state::stored_copy;
+  return step::next;
+}
+
+// A stored block's bytes: those already in the bit buffer (whole bytes, as
+// the block is byte-aligned), then straight from the input.
+deflate_decoder::step deflate_decoder::copy_stored(cursor& c) noexcept {
+  while (stored_left_ != 0) {
+    if (c.out == c.out_end) return step::output_full;
+    if (c.count >= 8) {
+      *c.out++ = static_cast<unsigned char>(c.bits);
+      c.drop(8);
+      --stored_left_;
+      continue;
+    }
+    c.bits = 0; // drop what a wide load brought in beyond the buffer: it is read now
+    if (c.in == c.in_end) return step::need_input;
+    const std::size_t n = std::min({std::size_t{stored_left_}, c.room(), static_cast<std::size_t>(c.in_end - c.in)});
+    std::memcpy(c.out, c.in, n);
+    c.out += n;
+    c.in += n;
+    stored_left_ -= static_cast<unsigned>(n);
+  }
+  return end_block();
+}
+
+deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept {
+  for (; lengths_read_ < precode_count_; ++lengths_read_) {
+    if (c.count < 3) c.refill();
+    if (c.count < 3) return step::need_input;
+    precode_lengths_[precode_order[lengths_read_]] = static_cast<std::uint8_t>(c.bits & 7);
+    c.drop(3);
+  }
+  for (unsigned i = precode_count_; i < precode_symbols; ++i) precode_lengths_[precode_order[i]] = 0;
+  if (!build_table(code_kind::precode, precode_lengths_.data(), precode_symbols, precode_.data(), precode_.size(),
+                   precode_root_bits, precode_root_)) {
+    return step::corrupt;
+  }
+  lengths_read_ = 0;
+  state_ = state::code_lengths;
+  return step::next;
+}
+
+// The literal/length and distance code lengths, one table lookup each; a
+// repeat is checked as zlib does, after its extra bits.
+deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
+  // A local copy of the cursor and index: the byte stores below could alias
+  // members, which would otherwise be reloaded after each.
+  cursor k = c;
+  unsigned read = lengths_read_;
+  const unsigned total = litlen_count_ + distance_count_;
+  const std::uint64_t mask = low_bits(precode_root_);
+  step result = step::next;
+  while (read < total) {
+    if (k.count < 14) k.refill(); // a code length is at most 7 + 7 bits
+    const std::uint32_t entry = precode_[k.bits & mask];
+    const unsigned length = code_bits(entry);
+    const unsigned symbol = entry_value(entry);
+    if (length > k.count) {
+      result = step::need_input;
+      break;
+    }
+    if (symbol < 16) {
+      lengths_[read++] = static_cast<std::uint8_t>(symbol);
+      k.drop(length);
+      continue;
+    }
+    const unsigned extra = symbol == 16 ? 2 : symbol == 17 ? 3 : 7;
+    if (length + extra > k.count) {
+      result = step::need_input;
+      break;
+    }
+    const unsigned repeat = (symbol == 18 ? 11U : 3U) + static_cast<unsigned>((k.bits >> length) & low_bits(extra));
+    if ((symbol == 16 && read == 0) || repeat > total - read) { // nothing to repeat, or past the end
+      result = step::corrupt;
+      break;
+    }
+    const std::uint8_t value = symbol == 16 ? lengths_[read - 1] : std::uint8_t{0};
+    std::memset(lengths_.data() + read, value, repeat);
+    read += repeat;
+    k.drop(length + extra);
+  }
+  c = k;
+  lengths_read_ = read;
+  return result == step::next ? build_dynamic_tables() : result;
+}
+
+deflate_decoder::step deflate_decoder::build_dynamic_tables() noexcept {
+  if (lengths_[256] == 0) return step::corrupt; // no end-of-block code
+  if (!build_table(code_kind::litlen, lengths_.data(), litlen_count_, litlen_.data(), litlen_.size(), litlen_root_bits,
+                   litlen_root_) ||
+      !build_table(code_kind::distance, lengths_.data() + litlen_count_, distance_count_, distance_.data(),
+                   distance_.size(), distance_root_bits, distance_root_)) {
+    return step::corrupt;
+  }
+  litlen_table_ = litlen_.data();
+  distance_table_ = distance_.data();
+  state_ = state::codes;
+  return step::next;
+}
+
+deflate_decoder::step deflate_decoder::end_block() noexcept {
+  state_ = final_block_ ? state::ended : state::block_header;
+  return step::next;
+}
+
+deflate_decoder::step deflate_decoder::decode_codes(cursor& c) noexcept {
+  if (pending_length_ != 0) {
+    const step flushed = flush_pending(c);
+    if (flushed != step::next) return flushed;
+  }
+  while (state_ == state::codes) {
+    if (c.in_end - c.in >= fast_input_room && c.out != c.out_end) {
+      const step fast = decode_fast(c);
+      if (fast != step::next) return fast;
+      continue;
+    }
+    const step one = decode_one(c);
+    if (one != step::next) return one;
+  }
+  return step::next;
+}
+
+deflate_decoder::step deflate_decoder::flush_pending(cursor& c) noexcept {
+  if (pending_distance_ == 0) {
+    if (c.out == c.out_end) return step::output_full;
+    *c.out++ = pending_literal_;
+    pending_length_ = 0;
+    return step::next;
+  }
+  return copy_match(c, pending_distance_, pending_length_);
+}
+
+// Writes what fits of a match (zlib's MATCH state: nothing is checked
+// before there is room to write). `length` receives what is left.
+deflate_decoder::step deflate_decoder::copy_match(cursor& c, unsigned distance, unsigned& length) noexcept {
+  if (c.out == c.out_end) return step::output_full;
+  const std::size_t written = c.written();
+  if (distance > written) {
+    // From the bytes of earlier calls; none before the stream's start.
+    const std::size_t back = distance - written;
+    if (back > history_end_) return step::corrupt; // zlib: "invalid distance too far back"
+    const std::size_t n = std::min({back, std::size_t{length}, c.room()});
+    std::memcpy(c.out, history_.data() + history_end_ - back, n);
+    c.out += n;
+    length -= static_cast<unsigned>(n);
+  }
+  const std::size_t n = std::min(std::size_t{length}, c.room());
+  copy_within(c.out, distance, n);
+  c.out += n;
+  length -= static_cast<unsigned>(n);
+  return length == 0 ? step::next : step::output_full;
+}
+
+// One literal, match or end of block, with every bit checked: the input
+// may end anywhere in it (then it is decoded again from its start once
+// more input comes) and the output may be full (then it is kept pending).
+deflate_decoder::step deflate_decoder::decode_one(cursor& c) noexcept {
+  c.refill();
+  unsigned code_length = 0;
+  const std::uint32_t entry = lookup(litlen_table_, litlen_root_, c.bits, code_length);
+  if (code_length > c.count) return step::need_input;
+  if ((entry & invalid_flag) != 0) return step::corrupt; // zlib: "invalid literal/length code"
+  if ((entry & literal_flag) != 0) {
+    c.drop(code_length);
+    const auto literal = static_cast<unsigned char>(entry_value(entry));
+    if (c.out == c.out_end) {
+      pending_literal_ = literal;
+      pending_distance_ = 0;
+      pending_length_ = 1;
+      return step::output_full;
+    }
+    *c.out++ = literal;
+    return step::next;
+  }
+  if ((entry & end_of_block_flag) != 0) {
+    c.drop(code_length);
+    return end_block();
+  }
+  unsigned used = code_length + extra_bits(entry);
+  if (used > c.count) return step::need_input;
+  const unsigned length =
+      entry_value(entry) + static_cast<unsigned>((c.bits >> code_length) & low_bits(extra_bits(entry)));
+  const std::uint32_t far = lookup(distance_table_, distance_root_, c.bits >> used, code_length);
+  if (used + code_length > c.count) return step::need_input;
+  if ((far & invalid_flag) != 0) return step::corrupt; // zlib: "invalid distance code"
+  const unsigned distance_at = used + code_length;
+  used = distance_at + extra_bits(far);
+  if (used > c.count) return step::need_input;
+  const unsigned distance =
+      entry_value(far) + static_cast<unsigned>((c.bits >> distance_at) & low_bits(extra_bits(far)));
+  c.drop(used);
+  unsigned left = length;
+  const step copied = copy_match(c, distance, left);
+  if (copied == step::output_full) {
+    pending_length_ = left;
+    pending_distance_ = distance;
+  }
+  return copied;
+}
+
+// The hot loop: while 8 input bytes and some output room remain, no check
+// of the bit count is needed (a refill leaves at least 56 bits, a unit takes
+// at most 48); matches are copied 8 bytes at a time where a long match's
+// room remains, exactly (and kept pending if they do not fit) elsewhere.
+deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
+  static_assert(max_unit_bits <= 56, "a unit fits in a refilled buffer");
+  const std::uint32_t* const litlen = litlen_table_;
+  const std::uint32_t* const distances = distance_table_;
+  const unsigned litlen_root = litlen_root_;
+  const unsigned distance_root = distance_root_;
+  // Locals, bounds among them: the byte stores would make the compiler
+  // reload anything reached through a reference.
+  const unsigned char* in = c.in;
+  const unsigned char* const in_end = c.in_end;
+  unsigned char* out = c.out;
+  unsigned char* const out_end = c.out_end;
+  unsigned char* const out_begin = c.out_begin;
+  std::uint64_t bits = c.bits;
+  unsigned count = c.count;
+  step result = step::next;
+  while (in_end - in >= fast_input_room && out != out_end) {
+    bits |= load_le64(in) << count;
+    in += (63 - count) >> 3;
+    count |= 56;
+    unsigned code_length = 0;
+    const std::uint32_t entry = lookup(litlen, litlen_root, bits, code_length);
+    if ((entry & literal_flag) != 0) {
+      bits >>= code_length;
+      count -= code_length;
+      *out++ = static_cast<unsigned char>(entry_value(entry));
+      continue;
+    }
+    if ((entry & invalid_flag) != 0) {
+      result = step::corrupt;
+      break;
+    }
+    bits >>= code_length;
+    count -= code_length;
+    if ((entry & end_of_block_flag) != 0) {
+      result = end_block();
+      break;
+    }
+    const unsigned length = entry_value(entry) + static_cast<unsigned>(bits & low_bits(extra_bits(entry)));
+    bits >>= extra_bits(entry);
+    count -= extra_bits(entry);
+    const std::uint32_t far = lookup(distances, distance_root, bits, code_length);
+    if ((far & invalid_flag) != 0) {
+      result = step::corrupt;
+      break;
+    }
+    bits >>= code_length;
+    count -= code_length;
+    const unsigned distance = entry_value(far) + static_cast<unsigned>(bits & low_bits(extra_bits(far)));
+    bits >>= extra_bits(far);
+    count -= extra_bits(far);
+    if (distance > static_cast<std::size_t>(out - out_begin) || out_end - out < fast_output_room) {
+      // Into earlier calls' output (or before the stream: an error), or
+      // near the output's end: written exactly, the rest kept pending.
+      c.out = out;
+      unsigned left = length;
+      result = copy_match(c, distance, left);
+      out = c.out;
+      if (result == step::output_full) {
+        pending_length_ = left;
+        pending_distance_ = distance;
+      }
+      if (result != step::next) break;
+      continue;
+    }
+    const unsigned char* from = out - distance;
+    if (distance >= 8) {
+      unsigned char* to = out;
+      unsigned char* const end = out + length;
+      do {
+        std::memcpy(to, from, 8);
+        to += 8;
+        from += 8;
+      } while (to < end);
+    } else {
+      copy_within(out, distance, length);
+    }
+    out += length;
+  }
+  c.in = in;
+  c.out = out;
+  c.bits = bits;
+  c.count = count;
+  c.give_back(); // leaves the buffer as the careful path expects it
+  return result;
+}
+
+void deflate_decoder::keep_history(const unsigned char* begin, std::size_t size) noexcept {
+  if (size >= window_size) {
+    std::memcpy(history_.data(), begin + size - window_size, window_size);
+    history_end_ = window_size;
+    return;
+  }
+  if (history_end_ + size > history_.size()) {
+    const std::size_t keep = std::min(history_end_, window_size);
+    std::memmove(history_.data(), history_.data() + history_end_ - keep, keep);
+    history_end_ = keep;
+  }
+  if (size != 0) std::memcpy(history_.data() + history_end_, begin, size);
+  history_end_ += size;
+}
+
+} // namespace npyguard::npz::detail

@@ -1,0 +1,138 @@
+// A strict, streaming raw-DEFLATE decoder (RFC 1951) whose results are
+// zlib 1.2.13's raw inflate (inflateInit2(-15), Z_NO_FLUSH) for every input,
+// every way of cutting it into pieces and every output size: the same output
+// bytes, the end of the stream at the same compressed byte, a data error on
+// exactly the streams zlib rejects, and "more" (Z_OK or Z_BUF_ERROR)
+// otherwise. Unlike zlib, its cost per compressed byte does not depend on the
+// block structure (SPEC-npz.md section 9): decode tables are built by a
+// counting sort and doubling, a code length of a dynamic header costs one
+// table lookup, and the fixed tables are built once.
+//
+// How zlib's observable behaviour is kept:
+//  - input is taken a unit at a time (a block header, one code length, one
+//    literal or length/distance pair, a stored block's length field); when
+//    the input ends inside a unit, every byte is taken into the 64-bit bit
+//    buffer (a unit is at most 48 bits) and the unit is decoded again from
+//    its start on the next call, as zlib holds its partial state. Errors are
+//    found as soon as the bits zlib needs for them are there.
+//  - with the output full, units that write nothing are still decoded, and
+//    the next literal or match too (kept pending), as zlib does; so the end
+//    of the stream is reported with a full output buffer exactly when zlib
+//    reports it. A match's distance is checked against the output when its
+//    first byte is written, as zlib's MATCH state does.
+//  - bytes consumed: every byte when the input ran out; otherwise the bytes
+//    up to and including the one that holds the last bit used.
+#ifndef NPYGUARD_SRC_NPZ_DEFLATE_DECODER_HPP
+#define NPYGUARD_SRC_NPZ_DEFLATE_DECODER_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace npyguard::npz::detail {
+
+class deflate_decoder {
+public:
+  enum class outcome {
+    more,    // the output is full or the input is all consumed (zlib: Z_OK or Z_BUF_ERROR)
+    ended,   // the final block has ended (Z_STREAM_END); later calls say so again
+    corrupt, // not a deflate stream (Z_DATA_ERROR); later calls say so again
+  };
+  struct progress {
+    outcome result;
+    std::size_t consumed; // input bytes taken
+    std::size_t written;  // output bytes written
+  };
+
+  deflate_decoder() noexcept;
+  // Starts a new stream; the tables and window are kept (nothing is freed).
+  void reset() noexcept;
+  // Decodes from `in` into `out` until the output is full, the input is
+  // consumed, the stream ends or proves corrupt. `in` may be null when
+  // `in_size` is 0. Bytes of `out` past `written` may be overwritten.
+  progress decode(const unsigned char* in, std::size_t in_size, unsigned char* out, std::size_t out_size) noexcept;
+  // Output bytes since reset().
+  [[nodiscard]] std::uint64_t total_out() const noexcept { return total_out_; }
+
+  // Decode table sizes: a 10-bit root table for literals/lengths and an
+  // 8-bit one for distances, each with room for its worst-case subtables
+  // (zlib's examples/enough.c: "enough 288 11 15" is 2342, more than a
+  // 10-bit root needs; "enough 32 8 15" is 402).
+  static constexpr unsigned litlen_root_bits = 10;
+  static constexpr unsigned distance_root_bits = 8;
+  static constexpr std::size_t litlen_capacity = 2342;
+  static constexpr std::size_t distance_capacity = 402;
+  static constexpr std::size_t window_size = std::size_t{32} * 1024;
+
+  struct cursor; // the in/out pointers and bit buffer of one decode() call
+
+private:
+  enum class state : std::uint8_t {
+    block_header,    // BFINAL and BTYPE (and HLIT, HDIST, HCLEN for a dynamic block)
+    stored_header,   // LEN and NLEN, after skipping to a byte boundary
+    stored_copy,     // a stored block's bytes
+    precode_lengths, // the code length code's 3-bit lengths
+    code_lengths,    // the literal/length and distance code lengths
+    codes,           // a fixed or dynamic block's symbols
+    ended,
+    failed,
+  };
+  enum class step : std::uint8_t;
+
+  step run(cursor& c) noexcept;
+  step read_block_header(cursor& c) noexcept;
+  step read_stored_header(cursor& c) noexcept;
+  step copy_stored(cursor& c) noexcept;
+  step read_precode_lengths(cursor& c) noexcept;
+  step read_code_lengths(cursor& c) noexcept;
+  step build_dynamic_tables() noexcept;
+  step decode_codes(cursor& c) noexcept;
+  step decode_fast(cursor& c) noexcept;
+  step decode_one(cursor& c) noexcept;
+  step flush_pending(cursor& c) noexcept;
+  step copy_match(cursor& c, unsigned distance, unsigned& length) noexcept;
+  step end_block() noexcept;
+  void keep_history(const unsigned char* begin, std::size_t size) noexcept;
+
+  // Tables (entry layout in deflate_decoder.cpp).
+  std::array<std::uint32_t, litlen_capacity> litlen_{};
+  std::array<std::uint32_t, distance_capacity> distance_{};
+  std::array<std::uint32_t, 128> precode_{};
+  std::array<std::uint32_t, 512> fixed_litlen_{};
+  std::array<std::uint32_t, 32> fixed_distance_{};
+  const std::uint32_t* litlen_table_ = nullptr;
+  const std::uint32_t* distance_table_ = nullptr;
+  unsigned litlen_root_ = 0;
+  unsigned distance_root_ = 0;
+  unsigned precode_root_ = 0;
+  unsigned fixed_litlen_root_ = 0;
+  unsigned fixed_distance_root_ = 0;
+
+  // A dynamic header being read.
+  std::array<std::uint8_t, 19> precode_lengths_{};
+  std::array<std::uint8_t, 286 + 30> lengths_{};
+  unsigned litlen_count_ = 0;   // HLIT + 257
+  unsigned distance_count_ = 0; // HDIST + 1
+  unsigned precode_count_ = 0;  // HCLEN + 4
+  unsigned lengths_read_ = 0;
+
+  state state_ = state::block_header;
+  bool final_block_ = false;
+  std::uint64_t bit_buffer_ = 0;
+  unsigned bit_count_ = 0;
+  unsigned stored_left_ = 0;
+  // The literal or match decoded when the output was full.
+  unsigned pending_length_ = 0;   // 0: nothing pending
+  unsigned pending_distance_ = 0; // 0: a literal
+  unsigned char pending_literal_ = 0;
+
+  // The output before this call: the last bytes of the stream, at least
+  // min(total_out_, window_size) of them, ending at history_end_.
+  std::array<unsigned char, 2 * window_size> history_{};
+  std::size_t history_end_ = 0;
+  std::uint64_t total_out_ = 0;
+};
+
+} // namespace npyguard::npz::detail
+
+#endif
