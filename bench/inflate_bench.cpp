@@ -26,51 +26,16 @@
 #include <zlib.h>
 
 #include "npz/deflate_decoder.hpp"
+#include "tests/deflate_bits.hpp"
 
 namespace {
 
-using bytes = std::vector<unsigned char>;
+using npyguard::deflate_bits::bytes;
 constexpr std::size_t stream_target = std::size_t{1} << 20; // about 1 MiB compressed per stream
 constexpr std::size_t output_buffer = std::size_t{1} << 20;
 
-class bit_writer {
-public:
-  void put(std::uint32_t value, unsigned width) {
-    for (unsigned i = 0; i < width; ++i) bit((value >> i) & 1);
-  }
-  void code(std::uint32_t value, unsigned width) {
-    for (unsigned i = width; i-- > 0;) bit((value >> i) & 1);
-  }
-  void align() {
-    while (count_ % 8 != 0) bit(0);
-  }
-  [[nodiscard]] std::size_t size() const { return out_.size(); }
-  bytes take() { return std::move(out_); }
-
-private:
-  void bit(std::uint32_t value) {
-    if (count_ % 8 == 0) out_.push_back(0);
-    out_.back() = static_cast<unsigned char>(out_.back() | value << (count_ % 8));
-    ++count_;
-  }
-  bytes out_;
-  std::size_t count_ = 0;
-};
-
-std::vector<std::uint32_t> canonical(const std::vector<unsigned>& lengths) {
-  std::vector<unsigned> counts(16, 0);
-  for (unsigned length : lengths) ++counts[length];
-  counts[0] = 0;
-  std::vector<std::uint32_t> next(16, 0);
-  std::uint32_t code = 0;
-  for (unsigned length = 1; length < 16; ++length) {
-    code = (code + counts[length - 1]) << 1;
-    next[length] = code;
-  }
-  std::vector<std::uint32_t> codes;
-  for (unsigned length : lengths) codes.push_back(length != 0 ? next[length]++ : 0);
-  return codes;
-}
+using npyguard::deflate_bits::bit_writer;
+using npyguard::deflate_bits::canonical;
 
 bytes deflate_raw(const bytes& data, int level, std::size_t flush_every = 0) {
   z_stream z{};
