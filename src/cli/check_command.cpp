@@ -83,7 +83,7 @@ int run_check(const check_settings& settings) {
   const std::size_t context = settings.quiet || settings.json ? 0 : excerpt_context;
   input_walk walk(settings.arguments, settings.walk);
   // The workers list the directory the walk will enter next
-  // (input_walk::help) outside the lock the walk is advanced under.
+  // (input_walk::help) while the calling thread walks and fills.
   if (settings.walk.recursive && jobs > 1) walk.read_ahead(2);
   // Written by whichever worker fills (one at a time), read by the progress line.
   std::atomic<std::size_t> found{0};

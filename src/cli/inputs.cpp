@@ -91,7 +91,6 @@ input_walk::~input_walk() {
   while (depth_ > 0) leave();
   // No help() runs any more (the threads that call it are joined first).
   for (listing_ahead& slot : ahead_) {
-    if (slot.descriptor >= 0) ::close(slot.descriptor);
     if (slot.listed.listing != nullptr) ::closedir(slot.listed.listing);
   }
 }
@@ -104,6 +103,7 @@ void input_walk::read_ahead(std::size_t listings) {
 bool input_walk::next(input& out) {
   out.standard_input = false;
   out.problem.clear();
+  out.leaf = 0;
   plan_ahead();
   while (depth_ > 0) {
     if (next_in_directory(out)) return true;
@@ -149,6 +149,9 @@ bool input_walk::next_in_directory(input& out) {
     if (item.type == DT_REG) {
       if (!wanted) continue;
       set_joined(out.name, current.path, name, item.size);
+      out.leaf = out.name.size() - item.size;
+      out.directory_device = current.device;
+      out.directory_inode = current.inode;
       return true;
     }
     if (const char* kind = special_kind(item.type)) {
@@ -193,25 +196,32 @@ bool input_walk::enter(int parent, const char* name, bool follow, const std::str
     drop_ahead(ahead);
     return false;
   }
-  listing_ahead* const listed = claim_ahead(ahead, info);
-  int descriptor = -1;
-  int open_error = 0;
-  if (listed == nullptr) {
-    // Inside a walk a directory swapped for a link after the stat is refused
-    // rather than followed; arguments are followed, as their stat did.
-    const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW);
-    descriptor = ::openat(parent, name, flags);
-    open_error = errno;
+  listing_ahead* listed = claim_ahead(ahead, info);
+  // Inside a walk a directory swapped for a link after the stat is refused
+  // rather than followed; arguments are followed, as their stat did.
+  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW);
+  const int descriptor = ::openat(parent, name, flags);
+  const int open_error = errno;
+  // The identity of what is listed: a directory swapped after the stat above
+  // is what the names come from (and what check_input opens files in).
+  struct stat opened {};
+  const bool known = descriptor >= 0 && ::fstat(descriptor, &opened) == 0;
+  if (listed != nullptr &&
+      (!known || opened.st_dev != listed->identity.st_dev || opened.st_ino != listed->identity.st_ino)) {
+    drop_ahead(ahead); // listed ahead, but not what is open now
+    listed = nullptr;
   }
   // `name` may point into a listing on the stack: growing the stack may move
   // it, so the open comes first.
   if (depth_ == stack_.size()) stack_.emplace_back();
   directory& into = stack_[depth_];
   int error = 0;
-  if (listed != nullptr) {
-    move_ahead(*listed, into);
+  if (descriptor < 0) {
+    error = open_error; // a listing ahead was dropped above
+  } else if (listed != nullptr) {
+    error = adopt_ahead(*listed, into, descriptor);
   } else {
-    error = descriptor < 0 ? open_error : list(into, descriptor);
+    error = list(into, descriptor);
   }
   if (error != 0) {
     out.name.assign(path);
@@ -219,6 +229,8 @@ bool input_walk::enter(int parent, const char* name, bool follow, const std::str
     return true;
   }
   into.path.assign(path);
+  into.device = known ? opened.st_dev : info.st_dev;
+  into.inode = known ? opened.st_ino : info.st_ino;
   ++depth_;
   plan_ahead();
   return false;
@@ -296,21 +308,15 @@ void input_walk::plan_ahead() {
   }
 }
 
-// Opens `item` of `place` into a free slot and queues it for help(); nothing
-// when no slot is free, and never again when it cannot be opened now.
+// Names `item` of `place` in a free slot and queues it for help(); nothing
+// when no slot is free.
 void input_walk::queue_ahead(directory& place, entry& item) {
   const std::lock_guard<std::mutex> guard(ahead_lock_);
   const auto slot = std::find_if(ahead_.begin(), ahead_.end(),
                                  [](const listing_ahead& a) { return a.status == listing_ahead::state::free; });
   if (slot == ahead_.end()) return;
-  const int descriptor = ::openat(::dirfd(place.listing), place.names.data() + item.offset,
-                                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-  if (descriptor < 0) {
-    item.ahead = -2;
-    return;
-  }
   slot->status = listing_ahead::state::queued;
-  slot->descriptor = descriptor;
+  set_joined(slot->path, place.path, place.names.data() + item.offset, item.size);
   const auto number = static_cast<std::size_t>(slot - ahead_.begin());
   item.ahead = static_cast<int>(number);
   queue_.push_back(number); // within the capacity reserved for every slot
@@ -332,16 +338,21 @@ bool input_walk::help() {
   return true;
 }
 
-// Lists a slot's directory (the slot is running: this thread's alone).
+// Lists a slot's directory (the slot is running: this thread's alone),
+// opened by its path and closed again; the walk checks that what it opens
+// itself is the directory listed (claim_ahead, enter).
 void input_walk::run_ahead(std::size_t slot) {
   listing_ahead& job = ahead_[slot];
-  const int descriptor = job.descriptor;
-  job.descriptor = -1;
-  job.error = ::fstat(descriptor, &job.identity) != 0 ? errno : 0;
-  if (job.error != 0) {
+  const int descriptor = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (descriptor < 0) {
+    job.error = errno;
+  } else if (::fstat(descriptor, &job.identity) != 0) {
+    job.error = errno;
     ::close(descriptor);
   } else {
     job.error = read_names(job.listed, descriptor);
+    if (job.listed.listing != nullptr) ::closedir(job.listed.listing);
+    job.listed.listing = nullptr;
   }
   {
     const std::lock_guard<std::mutex> guard(ahead_lock_);
@@ -375,9 +386,17 @@ input_walk::listing_ahead* input_walk::claim_ahead(int slot, const struct stat& 
   return nullptr;
 }
 
-// A claimed listing into the walk's `into`; its slot is freed.
-void input_walk::move_ahead(listing_ahead& job, directory& into) {
-  std::swap(into.listing, job.listed.listing);
+// A claimed listing into the walk's `into`, with `descriptor` (the same
+// directory, opened by the walk) as its listing; its slot is freed. Returns
+// 0, or the errno when the descriptor cannot be a listing.
+int input_walk::adopt_ahead(listing_ahead& job, directory& into, int descriptor) {
+  into.listing = ::fdopendir(descriptor);
+  if (into.listing == nullptr) {
+    const int error = errno;
+    ::close(descriptor);
+    drop_ahead(static_cast<int>(&job - ahead_.data()));
+    return error;
+  }
   into.names.swap(job.listed.names);
   into.entries.swap(job.listed.entries);
   into.problem.swap(job.listed.problem);
@@ -388,6 +407,7 @@ void input_walk::move_ahead(listing_ahead& job, directory& into) {
     into.listing = nullptr;
   }
   drop_ahead(static_cast<int>(&job - ahead_.data()));
+  return 0;
 }
 
 // Frees `slot` (-1: none): a queued one leaves the queue, a running one is
@@ -398,8 +418,6 @@ void input_walk::drop_ahead(int slot) {
   std::unique_lock<std::mutex> guard(ahead_lock_);
   if (job.status == listing_ahead::state::queued) {
     unqueue(static_cast<std::size_t>(slot));
-    ::close(job.descriptor);
-    job.descriptor = -1;
   } else {
     ahead_done_.wait(guard, [&] { return job.status == listing_ahead::state::done; });
   }
@@ -454,6 +472,72 @@ void set_io_error(checked& out, std::string message) {
   }
 }
 
+// The directory a checking thread holds open for the files the walk found in
+// it (input::leaf), so that each is opened relative to it.
+class held_directory {
+public:
+  held_directory() = default;
+  held_directory(const held_directory&) = delete;
+  held_directory& operator=(const held_directory&) = delete;
+  ~held_directory() { drop(); }
+
+  // The directory of `item`, open, or -1: it could not be opened, or what
+  // its path names now is not the directory the walk listed (then the file
+  // is opened by its name, as any other).
+  int get(const input& item) {
+    if (fd_ >= 0 && device_ == item.directory_device && inode_ == item.directory_inode) return fd_;
+    drop();
+    path_.assign(item.name, 0, item.leaf);
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat info {};
+    if (::fstat(fd, &info) != 0 || info.st_dev != item.directory_device || info.st_ino != item.directory_inode) {
+      ::close(fd);
+      return -1;
+    }
+    fd_ = fd;
+    device_ = info.st_dev;
+    inode_ = info.st_ino;
+    return fd_;
+  }
+
+  // Gives the descriptor back (when descriptors run short).
+  void drop() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+private:
+  int fd_ = -1;
+  std::uint64_t device_ = 0;
+  std::uint64_t inode_ = 0;
+  std::string path_;
+};
+
+// validate_input(item.name), with a file the walk listed opened relative to
+// its directory: the same flags, the same verdict, one path component to
+// look up rather than the whole path. Any failure to open it that way is
+// left to validate_input, which meets it (or not) in its own words.
+npyguard::input_result validate_named(const input& item, const npyguard::options& opts,
+                                      const npyguard::input_request& request) {
+  if (item.leaf != 0 && item.leaf < item.name.size()) {
+    thread_local held_directory held;
+    const int directory = held.get(item);
+    if (directory >= 0) {
+      const int fd = ::openat(directory, item.name.c_str() + item.leaf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+      if (fd >= 0) {
+        npyguard::input_request named = request;
+        named.name = item.name;
+        npyguard::input_result verdict = npyguard::validate_input_fd(fd, opts, named);
+        ::close(fd);
+        return verdict;
+      }
+      if (errno == EMFILE || errno == ENFILE) held.drop();
+    }
+  }
+  return npyguard::validate_input(item.name.c_str(), opts, request);
+}
+
 } // namespace
 
 bool has_suffix(const std::string& name, const char* suffix) {
@@ -474,8 +558,8 @@ checked check_input(const input& item, const npyguard::options& opts, std::size_
     set_io_error(out, item.problem);
     return out;
   }
-  npyguard::input_result verdict = item.standard_input ? npyguard::validate_input_fd(0, opts, request)
-                                                       : npyguard::validate_input(item.name.c_str(), opts, request);
+  npyguard::input_result verdict =
+      item.standard_input ? npyguard::validate_input_fd(0, opts, request) : validate_named(item, opts, request);
   out.format = cli_format(verdict.format, file_format::detect);
   out.verdict = std::move(verdict.npy);
   out.archive = std::move(verdict.npz);

@@ -39,6 +39,15 @@ struct input {
   bool standard_input = false;
   // Set when the argument could not become a file: the io_error to report.
   std::string problem;
+  // A regular file the walk listed: name[leaf:] is its name in the directory
+  // name[:leaf], which had this identity when the walk listed it.
+  // check_input opens the file relative to that directory, which it holds
+  // open across the files of it it checks (one path walk per directory, not
+  // per file), once it has made sure it is the same directory. 0: opened by
+  // its name.
+  std::size_t leaf = 0;
+  std::uint64_t directory_device = 0;
+  std::uint64_t directory_inode = 0;
 };
 
 struct walk_options {
@@ -64,12 +73,14 @@ struct walk_options {
 // directory walked.
 //
 // Listing ahead: with read_ahead(n), the directory the walk will enter next
-// (found by d_type) is opened by next() once the walk is a few hundred
-// entries from it, and listed and sorted by help(), which the threads that
-// check the files call outside the lock next() is called under. The walk
-// takes the listing when it reaches the directory (and lists it itself when
-// none is ready), so the order and the verdicts do not change, only which
-// thread reads the names.
+// (found by d_type) is named by next() once the walk is a few hundred
+// entries from it, and opened by its path, listed, sorted and closed by
+// help(), which the threads that check the files call while next() runs on
+// another thread (theirs may have descriptor tables of their own). When the
+// walk reaches the directory it opens it relative to its parent as always,
+// and takes the names listed ahead only if what it opened is the directory
+// that was listed (else, or when none is ready, it lists it itself), so the
+// order and the verdicts do not change, only which thread reads the names.
 class input_walk {
 public:
   input_walk(const std::vector<std::string>& arguments, const walk_options& options);
@@ -83,7 +94,8 @@ public:
   bool next(input& out);
 
   // Lets help() list directories ahead of the walk, `listings` slots of
-  // them (at most a quarter of the descriptors the walk may hold); 0, the
+  // them (at most a quarter of the descriptors the walk may hold, as each
+  // help() holds one while it lists); 0, the
   // default, lists each directory when the walk reaches it. Before the
   // first next().
   void read_ahead(std::size_t listings);
@@ -97,7 +109,7 @@ private:
     std::size_t offset = 0; // of the name in `names`
     std::size_t size = 0;
     unsigned char type = 0; // d_type
-    int ahead = -1;         // its listing ahead, a slot of `ahead_`; -1: none, -2: none possible
+    int ahead = -1;         // its listing ahead, a slot of `ahead_`; -1: none
   };
   // A directory being walked. Its listing stays open while its entries are
   // given, so that subdirectories are opened and stat'ed relative to its
@@ -110,15 +122,19 @@ private:
     std::size_t next = 0;
     std::size_t ahead_from = 0; // entries before this were considered for listing ahead
     std::string problem;        // a read error, given before the entries
+    dev_t device = 0;           // the identity of what was listed
+    ino_t inode = 0;
   };
 
-  // A directory listed ahead: opened by the walk (queued), listed by help()
-  // or by the walk itself (running), waiting for the walk (done).
+  // A directory listed ahead: named by the walk (queued), opened by its
+  // path, listed and closed again by help() or by the walk itself (running),
+  // waiting for the walk (done). help() runs on threads whose descriptor
+  // tables may be their own: nothing it opens outlives the call.
   struct listing_ahead {
     enum class state : unsigned char { free, queued, running, done };
     state status = state::free;
-    int descriptor = -1;     // queued: the directory, open
-    directory listed;        // done: its sorted names and open listing
+    std::string path;        // queued: the directory's path
+    directory listed;        // done: its sorted names (no listing held open)
     int error = 0;           // done: the errno when it could not be read
     struct stat identity {}; // done: the fstat of what was listed
   };
@@ -133,7 +149,7 @@ private:
   void queue_ahead(directory& place, entry& item);
   void run_ahead(std::size_t slot);
   listing_ahead* claim_ahead(int slot, const struct stat& info);
-  void move_ahead(listing_ahead& job, directory& into);
+  int adopt_ahead(listing_ahead& job, directory& into, int descriptor);
   void drop_ahead(int slot);
   void unqueue(std::size_t slot);
 
