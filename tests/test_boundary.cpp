@@ -137,6 +137,55 @@ TEST_CASE("validate_input: what cannot be read is io_error in the claimed format
   }
 }
 
+TEST_CASE("validate_input_at: a path relative to a directory descriptor, judged as validate_input judges it",
+          "[boundary]") {
+  scratch_dir dir;
+  dir.write("good.npy", npy_bytes);
+  dir.write("bad.npy", npy_bytes.substr(0, npy_bytes.size() - 1));
+  dir.write("archive.npz", zip_bytes());
+  REQUIRE(::mkdir(dir.file("sub").c_str(), 0700) == 0);
+  const int directory = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(directory >= 0);
+  for (const char* name : {"good.npy", "bad.npy", "archive.npz", "missing.npz", "sub"}) {
+    INFO(name);
+    const auto at = npyguard::validate_input_at(directory, name);
+    const auto by_path = npyguard::validate_input(dir.file(name).c_str());
+    CHECK(at.format == by_path.format);
+    CHECK(at.kind == by_path.kind);
+    const npyguard::error* at_failure = at.failure();
+    const npyguard::error* path_failure = by_path.failure();
+    REQUIRE((at_failure == nullptr) == (path_failure == nullptr));
+    if (at_failure != nullptr) {
+      CHECK(at_failure->code == path_failure->code);
+      CHECK(at_failure->offset == path_failure->offset);
+    }
+  }
+  SECTION("the verdicts themselves") {
+    CHECK(npyguard::validate_input_at(directory, "good.npy").ok());
+    const auto bad = npyguard::validate_input_at(directory, "bad.npy");
+    require_error(bad.npy, error_code::truncated_data, npy_bytes.size() - 1); // where the input ends
+    const auto missing = npyguard::validate_input_at(directory, "missing.npz");
+    CHECK(missing.kind == input_kind::unknown);
+    CHECK(missing.format == file_format::npz); // the claim of the name given
+    require_error(missing.npz, error_code::io_error, std::nullopt);
+    CHECK(missing.npz.failure().message.find("cannot open") != std::string::npos);
+    CHECK(npyguard::validate_input_at(directory, "sub").kind == input_kind::directory);
+  }
+  SECTION("request.name, when given, is the claim") {
+    input_request request;
+    request.name = "shown/as/good.npz";
+    const auto claimed = npyguard::validate_input_at(directory, "good.npy", {}, request);
+    CHECK(claimed.format == file_format::npz);
+    CHECK_FALSE(claimed.ok());
+  }
+  SECTION("a descriptor that is not a directory: io_error, nothing opened") {
+    const auto checked = npyguard::validate_input_at(-1, "good.npy");
+    CHECK(checked.kind == input_kind::unknown);
+    require_error(checked.npy, error_code::io_error, std::nullopt);
+  }
+  ::close(directory);
+}
+
 TEST_CASE("validate_input: a FIFO without a writer is opened without blocking and waited on up to timeout_ms",
           "[boundary]") {
   scratch_dir dir;

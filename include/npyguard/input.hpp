@@ -94,6 +94,14 @@ struct input_result {
 [[nodiscard]] NPYGUARD_API input_result validate_input(const char* path, const options& opts = {},
                                                        const input_request& request = {}) noexcept;
 
+// The same with `path` relative to the directory open as `directory`
+// (openat(2); AT_FDCWD: the working directory, as validate_input): a caller
+// that walks a tree holds each directory open and has one name to look up
+// per file, not the whole path, and a directory renamed or swapped under it
+// cannot send it elsewhere. request.name, when empty, is `path`.
+[[nodiscard]] NPYGUARD_API input_result validate_input_at(int directory, const char* path, const options& opts = {},
+                                                          const input_request& request = {}) noexcept;
+
 // The same for a descriptor the caller opened: neither closed nor moved when
 // it is a regular file (read by offset); a stream's offset advances by what
 // was read.

@@ -343,7 +343,8 @@ bool input_walk::help() {
 // itself is the directory listed (claim_ahead, enter).
 void input_walk::run_ahead(std::size_t slot) {
   listing_ahead& job = ahead_[slot];
-  const int descriptor = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  const int descriptor =
+      ::openat(AT_FDCWD, job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (descriptor < 0) {
     job.error = errno;
   } else if (::fstat(descriptor, &job.identity) != 0) {
@@ -488,7 +489,7 @@ public:
     if (fd_ >= 0 && device_ == item.directory_device && inode_ == item.directory_inode) return fd_;
     drop();
     path_.assign(item.name, 0, item.leaf);
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+    const int fd = ::openat(AT_FDCWD, path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return -1;
     struct stat info {};
     if (::fstat(fd, &info) != 0 || info.st_dev != item.directory_device || info.st_ino != item.directory_inode) {
@@ -515,24 +516,22 @@ private:
 };
 
 // validate_input(item.name), with a file the walk listed opened relative to
-// its directory: the same flags, the same verdict, one path component to
-// look up rather than the whole path. Any failure to open it that way is
-// left to validate_input, which meets it (or not) in its own words.
+// its directory (validate_input_at): the same flags, the same verdict, one
+// path component to look up rather than the whole path. A file that cannot
+// be opened that way is left to validate_input, which meets the failure (or
+// not) in its own words.
 npyguard::input_result validate_named(const input& item, const npyguard::options& opts,
                                       const npyguard::input_request& request) {
   if (item.leaf != 0 && item.leaf < item.name.size()) {
     thread_local held_directory held;
     const int directory = held.get(item);
     if (directory >= 0) {
-      const int fd = ::openat(directory, item.name.c_str() + item.leaf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-      if (fd >= 0) {
-        npyguard::input_request named = request;
-        named.name = item.name;
-        npyguard::input_result verdict = npyguard::validate_input_fd(fd, opts, named);
-        ::close(fd);
-        return verdict;
-      }
-      if (errno == EMFILE || errno == ENFILE) held.drop();
+      npyguard::input_request named = request;
+      named.name = item.name;
+      npyguard::input_result verdict =
+          npyguard::validate_input_at(directory, item.name.c_str() + item.leaf, opts, named);
+      if (verdict.kind != npyguard::input_kind::unknown) return verdict; // it was opened
+      held.drop(); // perhaps descriptors ran short: give this one back
     }
   }
   return npyguard::validate_input(item.name.c_str(), opts, request);

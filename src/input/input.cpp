@@ -209,9 +209,10 @@ input_result guarded_input(Function&& function) noexcept {
   return out;
 }
 
-} // namespace
-
-input_result validate_input(const char* path, const options& opts, const input_request& request) noexcept {
+// validate_input and validate_input_at: `opener` opens `path` for reading.
+template <typename Opener>
+input_result validate_opened(const char* path, const options& opts, const input_request& request,
+                             Opener opener) noexcept {
   return guarded_input([&] {
     const std::string_view name = !request.name.empty() ? request.name : path != nullptr ? path : "";
     if (path == nullptr) {
@@ -220,7 +221,7 @@ input_result validate_input(const char* path, const options& opts, const input_r
       set_failure(out, detail::io_error_from("cannot open", EFAULT));
       return out;
     }
-    const platform::unique_fd fd = platform::open_for_reading(path);
+    const platform::unique_fd fd = opener(path);
     if (!fd) {
       const int failed = errno;
       input_result out;
@@ -230,6 +231,18 @@ input_result validate_input(const char* path, const options& opts, const input_r
     }
     return validate_descriptor(fd.get(), opts, request, name);
   });
+}
+
+} // namespace
+
+input_result validate_input(const char* path, const options& opts, const input_request& request) noexcept {
+  return validate_opened(path, opts, request, [](const char* p) { return platform::open_for_reading(p); });
+}
+
+input_result validate_input_at(int directory, const char* path, const options& opts,
+                               const input_request& request) noexcept {
+  return validate_opened(path, opts, request,
+                         [directory](const char* p) { return platform::open_for_reading_at(directory, p); });
 }
 
 input_result validate_input_fd(int fd, const options& opts, const input_request& request) noexcept {

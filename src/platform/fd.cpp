@@ -27,6 +27,10 @@ unique_fd open_for_reading(const char* path) noexcept {
   return unique_fd(::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
 }
 
+unique_fd open_for_reading_at(int directory, const char* path) noexcept {
+  return unique_fd(::openat(directory, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+}
+
 std::ptrdiff_t pread_full(int fd, void* buffer, std::size_t size, std::uint64_t offset) noexcept {
   auto* bytes = static_cast<unsigned char*>(buffer);
   std::size_t got = 0;

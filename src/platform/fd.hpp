@@ -48,6 +48,10 @@ private:
 // the unique_fd is empty and errno says why.
 [[nodiscard]] unique_fd open_for_reading(const char* path) noexcept;
 
+// The same, `path` relative to the directory open as `directory` (openat;
+// AT_FDCWD: as open_for_reading).
+[[nodiscard]] unique_fd open_for_reading_at(int directory, const char* path) noexcept;
+
 // pread until `size` bytes arrived or the file ended, retrying on EINTR and
 // asking no more than ssize_t can report per call: how many bytes (fewer
 // only at the end of the file), or minus an errno value.
