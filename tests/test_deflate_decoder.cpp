@@ -5,6 +5,7 @@
 // too, so that a test cannot drift from what it means to build.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <random>
@@ -454,4 +455,227 @@ TEST_CASE("deflate_decoder: dynamic blocks with the largest header, back to back
   bytes out;
   CHECK(verdict_all_ways(w.done(), &out) == inflate_verdict::ended);
   CHECK(out == bytes(1 + 20 * 2 * 258, 'z'));
+}
+
+namespace {
+
+// A dynamic header's lengths as the code length code's units: a length
+// (0-15), or a repeat (16: the previous length 3-6 times, 17: zeros 3-10
+// times, 18: zeros 11-138 times) with the value of its extra bits.
+struct length_unit {
+  unsigned symbol;
+  unsigned extra;
+};
+
+// `lengths` with repeats where `rng` picks them (one may cross from the
+// literal/length code into the distance code, as RFC 1951 allows).
+std::vector<length_unit> with_repeats(const std::vector<unsigned>& lengths, std::mt19937& rng) {
+  std::vector<length_unit> units;
+  for (std::size_t i = 0; i < lengths.size();) {
+    const unsigned value = lengths[i];
+    std::size_t run = 1;
+    while (i + run < lengths.size() && lengths[i + run] == value) ++run;
+    const bool repeat = rng() % 3 != 0;
+    auto take = [&](unsigned low, std::size_t high) {
+      return low + static_cast<unsigned>(rng() % (std::min<std::size_t>(run, high) - low + 1));
+    };
+    if (repeat && value == 0 && run >= 11) {
+      const unsigned count = take(11, 138);
+      units.push_back({18, count - 11});
+      i += count;
+    } else if (repeat && value == 0 && run >= 3) {
+      const unsigned count = take(3, 10);
+      units.push_back({17, count - 3});
+      i += count;
+    } else if (repeat && i > 0 && lengths[i - 1] == value && run >= 3) {
+      const unsigned count = take(3, 6);
+      units.push_back({16, count - 3});
+      i += count;
+    } else {
+      units.push_back({value, 0});
+      ++i;
+    }
+  }
+  return units;
+}
+
+// Lengths of a complete prefix code (of at most `longest` bits, or as few
+// as `coded` needs) for the symbols in `coded` (at least two), the tree
+// grown from two leaves by splitting leaves at random, often the deepest.
+std::vector<unsigned> random_complete_code(std::mt19937& rng, std::size_t symbols, std::vector<unsigned> coded,
+                                           unsigned longest) {
+  while ((std::size_t{1} << longest) < coded.size()) ++longest;
+  std::vector<unsigned> depths = {1, 1};
+  while (depths.size() < coded.size()) {
+    std::size_t pick = rng() % depths.size();
+    if (rng() % 3 == 0)
+      pick = static_cast<std::size_t>(std::max_element(depths.begin(), depths.end()) - depths.begin());
+    while (depths[pick] >= longest) pick = rng() % depths.size();
+    ++depths[pick];
+    depths.push_back(depths[pick]);
+  }
+  std::shuffle(depths.begin(), depths.end(), rng);
+  std::vector<unsigned> lengths(symbols, 0);
+  for (std::size_t i = 0; i < coded.size(); ++i) lengths[coded[i]] = depths[i];
+  return lengths;
+}
+
+// `count` symbols of 0..`symbols`-1 at random, `always` among them.
+std::vector<unsigned> some_symbols(std::mt19937& rng, unsigned symbols, std::size_t count, int always = -1) {
+  std::vector<unsigned> all(symbols);
+  for (unsigned i = 0; i < symbols; ++i) all[i] = i;
+  std::shuffle(all.begin(), all.end(), rng);
+  if (always >= 0) std::iter_swap(all.begin(), std::find(all.begin(), all.end(), static_cast<unsigned>(always)));
+  all.resize(count);
+  return all;
+}
+
+constexpr unsigned test_length_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                           31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+constexpr unsigned test_length_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                            2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr unsigned test_distance_base[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                             33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                             1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+constexpr unsigned test_distance_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                              6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+// A dynamic block: its header from `litlen` and `distance` lengths (written
+// with `units`), then `symbols` literals and matches drawn from the codes,
+// each match within the output so far (`produced`), then the end of block.
+void write_dynamic_block(bit_writer& w, std::mt19937& rng, bool final, const std::vector<unsigned>& litlen,
+                         const std::vector<unsigned>& distance, const std::vector<length_unit>& units,
+                         std::size_t symbols, std::size_t& produced) {
+  std::vector<unsigned> used(19, 0);
+  for (const auto& unit : units) used[unit.symbol] = 1;
+  std::vector<unsigned> precode_symbols;
+  for (unsigned symbol = 0; symbol < 19; ++symbol) {
+    if (used[symbol] != 0) precode_symbols.push_back(symbol);
+  }
+  if (precode_symbols.size() == 1) precode_symbols.push_back(precode_symbols[0] == 0 ? 1 : 0);
+  const std::vector<unsigned> precode = random_complete_code(rng, 19, precode_symbols, 7);
+  unsigned precode_count = 19;
+  while (precode_count > 4 && precode[precode_order[precode_count - 1]] == 0) --precode_count;
+  w.put(final ? 1 : 0, 1).put(2, 2);
+  w.put(static_cast<unsigned>(litlen.size()) - 257, 5).put(static_cast<unsigned>(distance.size()) - 1, 5);
+  w.put(precode_count - 4, 4);
+  for (unsigned i = 0; i < precode_count; ++i) w.put(precode[precode_order[i]], 3);
+  const auto precode_codes = canonical(precode);
+  for (const auto& unit : units) {
+    w.code(precode_codes[unit.symbol], precode[unit.symbol]);
+    if (unit.symbol >= 16) w.put(unit.extra, unit.symbol == 16 ? 2 : unit.symbol == 17 ? 3 : 7);
+  }
+  const auto litlen_codes = canonical(litlen);
+  const auto distance_codes = canonical(distance);
+  std::vector<unsigned> literals;
+  std::vector<unsigned> lengths;
+  std::vector<unsigned> distances;
+  for (unsigned symbol = 0; symbol < litlen.size(); ++symbol) {
+    if (litlen[symbol] != 0 && symbol < 256) literals.push_back(symbol);
+    if (litlen[symbol] != 0 && symbol > 256) lengths.push_back(symbol);
+  }
+  for (unsigned symbol = 0; symbol < distance.size(); ++symbol) {
+    if (distance[symbol] != 0 && distance_codes.size() > 1) distances.push_back(symbol);
+  }
+  for (std::size_t i = 0; i < symbols; ++i) {
+    std::vector<unsigned> near; // distance codes whose least distance is within the output
+    for (unsigned symbol : distances) {
+      if (test_distance_base[symbol] <= std::min<std::size_t>(produced, 32768)) near.push_back(symbol);
+    }
+    if (!lengths.empty() && !near.empty() && (literals.empty() || rng() % 2 == 0)) {
+      const unsigned length_symbol = lengths[rng() % lengths.size()];
+      const unsigned length_extra = test_length_extra[length_symbol - 257];
+      const unsigned length_value = static_cast<unsigned>(rng() % (1U << length_extra));
+      const unsigned distance_symbol = near[rng() % near.size()];
+      const unsigned distance_extra = test_distance_extra[distance_symbol];
+      const std::size_t room = std::min<std::size_t>(produced, 32768) - test_distance_base[distance_symbol];
+      const unsigned distance_value =
+          static_cast<unsigned>(rng() % std::min<std::size_t>(room + 1, 1U << distance_extra));
+      w.code(litlen_codes[length_symbol], litlen[length_symbol]).put(length_value, length_extra);
+      w.code(distance_codes[distance_symbol], distance[distance_symbol]).put(distance_value, distance_extra);
+      produced += test_length_base[length_symbol - 257] + length_value;
+    } else if (!literals.empty()) {
+      const unsigned literal = literals[rng() % literals.size()];
+      w.code(litlen_codes[literal], litlen[literal]);
+      ++produced;
+    }
+  }
+  w.code(litlen_codes[256], litlen[256]);
+}
+
+} // namespace
+
+TEST_CASE("deflate_decoder: random dynamic headers, repeats among them, and blocks of a few symbols to many",
+          "[deflate]") {
+  // Complete codes of 1 to 15 bits; repeats anywhere, across the literal/
+  // length and distance codes too; distance codes of none, one or many
+  // symbols; blocks short of the symbols after which the tables are built,
+  // and past them. Every stream must end, as zlib says too.
+  std::mt19937 rng(35);
+  for (int stream = 0; stream < 60; ++stream) {
+    bit_writer w;
+    std::size_t produced = 0;
+    const int blocks = 1 + static_cast<int>(rng() % 3);
+    for (int block = 0; block < blocks; ++block) {
+      const unsigned litlen_count = 257 + static_cast<unsigned>(rng() % 30);
+      const unsigned distance_count = 1 + static_cast<unsigned>(rng() % 30);
+      const std::size_t litlen_coded = 2 + rng() % (litlen_count - 1);
+      const unsigned longest = 7 + static_cast<unsigned>(rng() % 9);
+      const std::vector<unsigned> litlen =
+          random_complete_code(rng, litlen_count, some_symbols(rng, litlen_count, litlen_coded, 256), longest);
+      std::vector<unsigned> distance(distance_count, 0);
+      const unsigned shape = static_cast<unsigned>(rng() % 6);
+      if (shape == 1) {
+        distance[rng() % distance_count] = 1; // one code of one bit
+      } else if (shape != 0 && distance_count >= 2) {
+        const std::size_t coded = 2 + rng() % (distance_count - 1);
+        distance = random_complete_code(rng, distance_count, some_symbols(rng, distance_count, coded), longest);
+      }
+      std::vector<unsigned> lengths = litlen;
+      lengths.insert(lengths.end(), distance.begin(), distance.end());
+      const std::size_t symbols = rng() % 4 == 0 ? 60 + rng() % 100 : rng() % 16;
+      write_dynamic_block(w, rng, block == blocks - 1, litlen, distance, with_repeats(lengths, rng), symbols, produced);
+    }
+    INFO("stream " << stream);
+    CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+  }
+}
+
+TEST_CASE("deflate_decoder: repeats across the literal/length and distance codes", "[deflate]") {
+  // A repeat of the previous length from the literal/length code's last
+  // lengths into the distance code's first, and one of zeros.
+  std::vector<unsigned> litlen(257, 0);
+  litlen['a'] = 2;
+  litlen['b'] = 2;
+  litlen['c'] = 3;
+  litlen[254] = 3;
+  litlen[255] = 3;
+  litlen[256] = 3;
+  const std::vector<unsigned> distance = {3, 3, 2, 1};
+  std::vector<length_unit> across;
+  for (unsigned i = 0; i < 255; ++i) across.push_back({litlen[i], 0});
+  across.push_back({16, 0}); // 255, 256 and distance 0: 3 bits
+  across.push_back({3, 0});
+  across.push_back({2, 0});
+  across.push_back({1, 0});
+  std::vector<unsigned> zero_tail(260, 0); // 257-259 unused
+  zero_tail['a'] = 1;
+  zero_tail[256] = 1;
+  std::vector<length_unit> zeros;
+  for (unsigned i = 0; i < 98; ++i) zeros.push_back({zero_tail[i], 0});
+  zeros.push_back({18, 138 - 11}); // 98-235
+  zeros.push_back({18, 20 - 11});  // 236-255
+  zeros.push_back({1, 0});         // 256
+  zeros.push_back({17, 6 - 3});    // 257-259, then distances 0-2: no distance code
+  std::mt19937 rng(7);
+  for (int which = 0; which < 2; ++which) {
+    bit_writer w;
+    std::size_t produced = 0;
+    if (which == 0) {
+      write_dynamic_block(w, rng, true, litlen, distance, across, 40, produced);
+    } else {
+      write_dynamic_block(w, rng, true, zero_tail, std::vector<unsigned>(3, 0), zeros, 12, produced);
+    }
+    CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+  }
 }

@@ -33,7 +33,21 @@ constexpr unsigned max_code_length = 15;
 constexpr unsigned litlen_symbols = 288; // 286 and 287 exist in fixed blocks only
 constexpr unsigned distance_symbols = 32;
 constexpr unsigned precode_symbols = 19;
-constexpr unsigned precode_root_bits = 7;
+// The code length code's table is indexed by 8 bits (its codes are at most
+// 7): a byte, and room for a code and the next code's first bit.
+constexpr unsigned precode_index_bits = 8;
+// A code length code entry with this bit is a repeat (symbols 16-18).
+constexpr std::uint32_t repeat_flag = 16U;
+constexpr unsigned precode_length_at = 8;
+// A code length with its extra bits: at most 7 + 7 bits.
+constexpr unsigned max_code_length_unit = 14;
+// A dynamic block's units (literals, matches, the end of block) decoded a
+// bit at a time before its tables are built: a block of at most this many
+// builds none. Each costs about 130 instructions more than a unit decoded by
+// table, and a block of one more unit pays for them and the tables (a
+// maximal tree's about 2,800), so that a large number would only move the
+// worst case (a block of one unit more) up.
+constexpr unsigned first_units_before_tables = 4;
 // A unit (a length/distance pair: 15 + 5 + 15 + 13 bits) fits in what a
 // refill leaves in the bit buffer (at least 56 bits while input remains).
 constexpr unsigned max_unit_bits = 48;
@@ -82,9 +96,17 @@ unsigned reverse(unsigned code, unsigned length) noexcept {
 
 enum class code_kind { precode, litlen, distance };
 
-// What decoding `symbol` gives, less its code length.
+// What decoding `symbol` gives, less its code length. The code length code's
+// entries differ: bits 0-7 the symbol (0-18), bits 8-15 the code's length,
+// and for a repeat (16, 17, 18) bits 16-23 its extra bits and bits 24-31 its
+// least count.
 constexpr std::uint32_t symbol_result(code_kind kind, unsigned symbol) noexcept {
-  if (kind == code_kind::precode) return symbol << 16;
+  if (kind == code_kind::precode) {
+    if (symbol < 16) return symbol;
+    const unsigned extra = symbol == 16 ? 2 : symbol == 17 ? 3 : 7;
+    const unsigned least = symbol == 18 ? 11 : 3;
+    return least << 24 | extra << 16 | symbol;
+  }
   if (kind == code_kind::distance) {
     if (symbol >= 30) return invalid_flag;
     return std::uint32_t{distance_base[symbol]} << 16 | std::uint32_t{distance_extra[symbol]} << 8;
@@ -132,13 +154,15 @@ unsigned next_codeword_of(unsigned codeword, unsigned length) noexcept {
   return (codeword & (bit - 1)) | bit;
 }
 
+// How many symbols have each code length (0 to 15).
+using length_counts = std::array<unsigned, max_code_length + 1>;
+
 // The code lengths zlib's inftrees.c accepts: neither over-subscribed nor
 // incomplete, except (literal/length and distance codes) one code of one
 // bit, and (code length and distance codes) no code at all.
 enum class code_shape { invalid, empty, single, complete };
 
-code_shape shape_of(code_kind kind, const std::array<unsigned, max_code_length + 1>& counts,
-                    unsigned longest) noexcept {
+code_shape shape_of(code_kind kind, const unsigned* counts, unsigned longest) noexcept {
   if (longest == 0) return kind == code_kind::litlen ? code_shape::invalid : code_shape::empty;
   int left = 1; // codewords of the current length still free
   for (unsigned length = 1; length <= max_code_length; ++length) {
@@ -149,145 +173,199 @@ code_shape shape_of(code_kind kind, const std::array<unsigned, max_code_length +
   return kind != code_kind::precode && longest == 1 ? code_shape::single : code_shape::invalid;
 }
 
+// A code's symbols by length, as the table build takes them: those of
+// length n are buckets[n * stride] onwards, counts[n] of them, in symbol
+// order (RFC 1951's canonical order within a length).
+struct code_symbols {
+  const unsigned* counts; // max_code_length + 1 of them
+  const std::uint16_t* buckets;
+  std::size_t stride;
+
+  [[nodiscard]] const std::uint16_t* of_length(unsigned length) const noexcept { return buckets + length * stride; }
+};
+
 // The root table for codes of at most `root` bits: each length's codewords
 // at the table size of that length, then the table doubled, as the high
 // index bits do not matter to a shorter code (libdeflate's way). The
 // codeword counts up in natural order and is reversed by table, so that no
-// step waits on the one before. Returns the next symbol to place (in a
-// subtable), its length and reversed codeword, or nullptr when all are placed.
-const std::uint16_t* fill_root(const std::uint32_t* results, const std::array<unsigned, max_code_length + 1>& counts,
-                               const std::uint16_t* sorted, std::uint32_t* table, unsigned root, unsigned& next_length,
-                               unsigned& next_codeword) noexcept {
+// step waits on the one before. Returns false when codes longer than the
+// root remain, with the first one's length and reversed codeword.
+// `length_at`: where an entry holds the code's length (bit 0, or
+// precode_length_at for the code length code).
+template <unsigned length_at>
+bool fill_root(const std::uint32_t* results, const code_symbols& code, std::uint32_t* table, unsigned root,
+               unsigned& next_length, unsigned& next_codeword) noexcept {
   unsigned length = 1;
-  while (counts[length] == 0) ++length;
+  while (code.counts[length] == 0) ++length;
   std::size_t table_end = std::size_t{1} << length;
-  unsigned code = 0; // the next codeword, most significant bit first
+  unsigned codeword = 0; // the next codeword, most significant bit first
   for (;;) {
+    const unsigned count = code.counts[length];
+    const std::uint16_t* const symbols = code.of_length(length);
     const unsigned shift = max_root_bits - length;
-    for (unsigned left = counts[length]; left != 0; --left, ++code) {
-      table[reversed_bits[code << shift]] = results[*sorted++] | length;
+    const std::uint16_t* at = reversed_bits.data() + (std::size_t{codeword} << shift);
+    const std::size_t step = std::size_t{1} << shift;
+    const std::uint32_t length_bits = length << length_at;
+    const std::uint16_t* symbol = symbols;
+    for (unsigned pairs = count / 2; pairs != 0; --pairs, symbol += 2, at += 2 * step) {
+      const std::uint32_t one = results[symbol[0]] | length_bits;
+      const std::uint32_t two = results[symbol[1]] | length_bits;
+      table[at[0]] = one;
+      table[at[step]] = two;
     }
-    if (code == table_end) { // every codeword of this length used: the code is complete
+    if ((count & 1) != 0) table[*at] = results[*symbol] | length_bits;
+    codeword += count;
+    if (codeword == table_end) { // every codeword of this length used: the code is complete
       for (; length < root; ++length, table_end *= 2) std::memcpy(table + table_end, table, table_end * 4);
-      return nullptr;
+      return true;
     }
     do {
-      code <<= 1;
+      codeword <<= 1;
       if (++length <= root) {
         std::memcpy(table + table_end, table, table_end * 4);
         table_end *= 2;
       }
-    } while (counts[length] == 0); // a longer code remains: the code is not complete yet
+    } while (code.counts[length] == 0); // a longer code remains: the code is not complete yet
     if (length > root) {
       next_length = length;
-      next_codeword = reverse(code, length);
-      return sorted;
+      next_codeword = reverse(codeword, length);
+      return false;
     }
   }
 }
 
 // Codes longer than the root: each run of codewords sharing their first
 // `root` bits gets a subtable just big enough for them (libdeflate's way).
-bool fill_subtables(const std::uint32_t* results, const std::array<unsigned, max_code_length + 1>& counts,
-                    const std::uint16_t* sorted, std::uint32_t* table, std::size_t capacity, unsigned root,
-                    unsigned length, unsigned codeword) noexcept {
+bool fill_subtables(const std::uint32_t* results, const code_symbols& code, std::uint32_t* table, std::size_t capacity,
+                    unsigned root, unsigned length, unsigned codeword) noexcept {
   const unsigned root_mask = static_cast<unsigned>(low_bits(root));
   std::size_t table_end = std::size_t{1} << root;
   std::size_t subtable_start = 0;
   unsigned prefix = ~0U;
-  unsigned left = counts[length];
+  const std::uint16_t* symbols = code.of_length(length);
+  unsigned left = code.counts[length];
   for (;;) {
     if ((codeword & root_mask) != prefix) {
       prefix = codeword & root_mask;
       unsigned sub_bits = length - root;
       for (unsigned used = left; used < (1U << sub_bits);) {
         ++sub_bits;
-        used = 2 * used + counts[root + sub_bits];
+        used = 2 * used + code.counts[root + sub_bits];
       }
       subtable_start = table_end;
       table_end += std::size_t{1} << sub_bits;
       if (table_end > capacity) return false; // not reached: capacity is zlib's proven bound
       table[prefix] = subtable_flag | static_cast<std::uint32_t>(subtable_start) << 16 | sub_bits << 8 | root;
     }
-    const std::uint32_t entry = results[*sorted++] | (length - root);
+    const std::uint32_t entry = results[*symbols++] | (length - root);
     const std::size_t stride = std::size_t{1} << (length - root);
     for (std::size_t i = subtable_start + (codeword >> root); i < table_end; i += stride) table[i] = entry;
     if (codeword == low_bits(length)) return true;
     codeword = next_codeword_of(codeword, length);
     if (--left == 0) {
-      while (counts[++length] == 0) {}
-      left = counts[length];
+      while (code.counts[++length] == 0) {}
+      left = code.counts[length];
+      symbols = code.of_length(length);
     }
   }
 }
 
-// The symbols with a code, sorted by code length and in symbol order within
-// a length (RFC 1951's canonical order), and the count of each length. Four
-// lanes over four runs of the symbols, a symbol of each in turn: a run of
-// equal lengths (the common case) would otherwise make each count and
-// placement wait on the store to the same counter before it. Zero lengths
-// are placed too, after the others, so that no step branches on them.
-void sort_by_length(const std::uint8_t* lengths, unsigned symbols, std::array<unsigned, max_code_length + 1>& counts,
-                    std::array<std::uint16_t, litlen_symbols>& sorted) noexcept {
-  constexpr unsigned lanes = 4;
-  std::array<std::array<std::uint16_t, max_code_length + 1>, lanes> lane_counts{};
-  const unsigned run = symbols / lanes; // the last lane also takes the symbols / lanes rest
-  for (unsigned i = 0; i < run; ++i) {
-    for (unsigned lane = 0; lane < lanes; ++lane) ++lane_counts[lane][lengths[lane * run + i]];
+// A counting sort of `symbols` code lengths into buckets of `stride` (the
+// tables built once, and the code length code's).
+code_symbols sort_into(const std::uint8_t* lengths, unsigned symbols, std::uint16_t* buckets, std::size_t stride,
+                       length_counts& counts) noexcept {
+  counts.fill(0);
+  for (unsigned symbol = 0; symbol < symbols; ++symbol) {
+    const unsigned length = lengths[symbol];
+    buckets[length * stride + counts[length]++] = static_cast<std::uint16_t>(symbol);
   }
-  for (unsigned symbol = lanes * run; symbol < symbols; ++symbol) ++lane_counts[lanes - 1][lengths[symbol]];
-  std::array<std::array<std::uint16_t, max_code_length + 1>, lanes> next{};
-  unsigned offset = 0;
-  for (unsigned length = 1; length <= max_code_length + 1; ++length) {
-    const unsigned index = length & max_code_length; // 1-15, then 0
-    counts[index] = 0;
-    for (unsigned lane = 0; lane < lanes; ++lane) {
-      next[lane][index] = static_cast<std::uint16_t>(offset);
-      offset += lane_counts[lane][index];
-      counts[index] += lane_counts[lane][index];
-    }
-  }
-  for (unsigned i = 0; i < run; ++i) {
-    for (unsigned lane = 0; lane < lanes; ++lane) {
-      const unsigned symbol = lane * run + i;
-      sorted[next[lane][lengths[symbol]]++] = static_cast<std::uint16_t>(symbol);
-    }
-  }
-  for (unsigned symbol = lanes * run; symbol < symbols; ++symbol) {
-    sorted[next[lanes - 1][lengths[symbol]]++] = static_cast<std::uint16_t>(symbol);
-  }
+  return {counts.data(), buckets, stride};
 }
 
-// Builds the decode table of a code from its lengths, or returns false for
-// a set of lengths zlib rejects. `root` receives the root table's index bits.
-bool build_table(code_kind kind, const std::uint8_t* lengths, unsigned symbols, std::uint32_t* table,
-                 std::size_t capacity, unsigned max_root, unsigned& root) noexcept {
-  std::array<unsigned, max_code_length + 1> counts{};
-  std::array<std::uint16_t, litlen_symbols> sorted; // every symbol, those with a code first
-  sort_by_length(lengths, symbols, counts, sorted);
+unsigned longest_of(const code_symbols& code) noexcept {
   unsigned longest = max_code_length;
-  while (longest != 0 && counts[longest] == 0) --longest;
-  switch (shape_of(kind, counts, longest)) {
-    case code_shape::invalid: return false;
+  while (longest != 0 && code.counts[longest] == 0) --longest;
+  return longest;
+}
+
+code_shape shape_of(code_kind kind, const code_symbols& code) noexcept {
+  return shape_of(kind, code.counts, longest_of(code));
+}
+
+// Fills the decode table of a code of a shape zlib accepts from its symbols
+// by length. `root` receives the root table's index bits: at most
+// `max_root`, the longest code's length if shorter; for the code length code
+// always precode_index_bits. False: more room needed than `capacity` (not
+// reached: it is zlib's proven bound).
+bool fill_table(code_kind kind, code_shape shape, const code_symbols& code, std::uint32_t* table, std::size_t capacity,
+                unsigned max_root, unsigned& root) noexcept {
+  switch (shape) {
+    case code_shape::invalid: return false; // not reached: checked before
     case code_shape::empty:
       // zlib's table for no codes: one bit, then an error when decoded; the
       // code length code reads a length of 0 from it instead.
+      if (kind == code_kind::precode) {
+        root = precode_index_bits;
+        std::fill_n(table, std::size_t{1} << precode_index_bits, 1U << precode_length_at);
+        return true;
+      }
       root = 1;
-      table[0] = table[1] = kind == code_kind::precode ? 1U : invalid_flag | 1U;
+      table[0] = table[1] = invalid_flag | 1U;
       return true;
     case code_shape::single:
       root = 1;
-      table[0] = results_of(kind)[sorted[0]] | 1U;
+      table[0] = results_of(kind)[code.of_length(1)[0]] | 1U;
       table[1] = invalid_flag | 1U;
       return true;
     case code_shape::complete: break;
   }
-  root = std::min(max_root, longest);
   unsigned length = 0;
   unsigned codeword = 0;
   const std::uint32_t* results = results_of(kind);
-  const std::uint16_t* rest = fill_root(results, counts, sorted.data(), table, root, length, codeword);
-  return rest == nullptr || fill_subtables(results, counts, rest, table, capacity, root, length, codeword);
+  if (kind == code_kind::precode) { // codes of at most 7 bits: no subtable
+    root = precode_index_bits;
+    return fill_root<precode_length_at>(results, code, table, root, length, codeword);
+  }
+  root = std::min(max_root, longest_of(code));
+  return fill_root<0>(results, code, table, root, length, codeword) ||
+         fill_subtables(results, code, table, capacity, root, length, codeword);
+}
+
+// Builds the decode table of a code from its symbols by length, or returns
+// false for a set of lengths zlib rejects.
+bool build_table(code_kind kind, const code_symbols& code, std::uint32_t* table, std::size_t capacity,
+                 unsigned max_root, unsigned& root) noexcept {
+  const code_shape shape = shape_of(kind, code);
+  return shape != code_shape::invalid && fill_table(kind, shape, code, table, capacity, max_root, root);
+}
+
+// What a complete code's table gives for `bits` (the result of the symbol,
+// without the length bits), and in `length` the code's length: the
+// canonical code decoded a bit at a time (RFC 1951 section 3.2.2), for a
+// block's first units, before its tables are built. With the bits past the
+// input's end zero, the same code as the table's lookup.
+// `shortest`: the code's shortest length, whose first codeword is 0 (at
+// most 8 for a complete code of at most 288 symbols).
+std::uint32_t decode_canonical(code_kind kind, const code_symbols& code, unsigned shortest, std::uint64_t bits,
+                               unsigned& length) noexcept {
+  unsigned n = shortest;
+  unsigned codeword = reversed_bits[(bits & low_bits(n)) << (max_root_bits - n)]; // most significant bit first
+  bits >>= n;
+  unsigned first = 0; // the first codeword of n bits
+  for (;;) {
+    const unsigned count = code.counts[n];
+    if (codeword - first < count) { // codeword >= first: no shorter code matched
+      length = n;
+      return results_of(kind)[code.of_length(n)[codeword - first]];
+    }
+    if (n == max_code_length) break;
+    first = (first + count) << 1;
+    codeword = codeword << 1 | static_cast<unsigned>(bits & 1);
+    bits >>= 1;
+    ++n;
+  }
+  length = max_code_length; // not reached: every 15 bits hold a codeword of a complete code
+  return invalid_flag;
 }
 
 // A table lookup; `length` receives the code's full length in bits.
@@ -319,6 +397,89 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
     return;
   }
   for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
+}
+
+// One code's lengths (the literal/length code's or the distance code's) as
+// the fast loop below decodes them.
+struct length_code {
+  const std::uint32_t* precode; // the code length code's table
+  std::uint8_t* lengths;        // every length of the header
+  unsigned first;               // the code's first symbol in `lengths`
+  unsigned end;                 // the code's symbols
+  std::uint16_t* sorted;        // the buckets by length, and where each goes on
+  std::size_t* tail;
+};
+
+// The code lengths while 8 input bytes remain: up to eight units a refill
+// with no check of the bit count (a refill leaves at least 56 bits, a code
+// length takes at most 7; a repeat, up to 14, is checked, and ends the
+// group), each symbol put in the bucket of its length. Returns the next
+// symbol (of the code) to decode. Stops at a unit to decode the careful way:
+// a repeat whose bits may not all be there, one past the code's end (into
+// the next code or past the last), or one with nothing to repeat.
+[[gnu::noinline]] unsigned decode_lengths_fast(const length_code& code, std::size_t symbol, const unsigned char*& in_at,
+                                               const unsigned char* in_end, std::uint64_t& bit_buffer,
+                                               unsigned& bit_count) noexcept {
+  constexpr std::uint64_t index_mask = low_bits(precode_index_bits);
+  const std::uint32_t* const precode = code.precode;
+  std::uint8_t* const lengths = code.lengths + code.first;
+  std::uint16_t* const sorted = code.sorted;
+  std::size_t* const tail = code.tail;
+  const std::size_t end = code.end;
+  const unsigned char* in = in_at;
+  std::uint64_t bits = bit_buffer;
+  unsigned count = bit_count;
+  // One code length (not a repeat), or false.
+  const auto length_unit = [&]() {
+    const std::uint32_t entry = precode[bits & index_mask];
+    if ((entry & repeat_flag) != 0) return false;
+    const unsigned value = entry & 0xFFU;
+    const unsigned length = (entry >> precode_length_at) & 0xFFU;
+    bits >>= length;
+    count -= length;
+    lengths[symbol] = static_cast<std::uint8_t>(value);
+    sorted[tail[value]] = static_cast<std::uint16_t>(symbol);
+    tail[value] += 1;
+    ++symbol;
+    return true;
+  };
+  while (symbol < end && in_end - in >= fast_input_room) {
+    bits |= load_le64(in) << count;
+    in += (63 - count) >> 3;
+    count |= 56;
+    const std::size_t units = std::min<std::size_t>(8, end - symbol);
+    std::size_t unit = 0;
+    if (units == 8) {
+      while (unit < 8 && length_unit()) ++unit; // unrolled
+    } else {
+      while (unit < units && length_unit()) ++unit;
+    }
+    if (unit == units) continue;
+    const std::uint32_t entry = precode[bits & index_mask];
+    const unsigned length = (entry >> precode_length_at) & 0xFFU;
+    const unsigned extra = (entry >> 16) & 0xFFU;
+    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(extra));
+    const bool previous = (entry & 0xFFU) == 16;
+    if (length + extra > count || repeat > end - symbol || (previous && code.first + symbol == 0)) break;
+    const std::uint8_t value = previous ? code.lengths[code.first + symbol - 1] : std::uint8_t{0};
+    if (value != 0) { // 3 to 6 times
+      const std::size_t at = tail[value];
+      for (unsigned i = 0; i < repeat; ++i) {
+        lengths[symbol + i] = value;
+        sorted[at + i] = static_cast<std::uint16_t>(symbol + i);
+      }
+      tail[value] = at + repeat;
+    } else {
+      std::memset(lengths + symbol, 0, repeat);
+    }
+    symbol += repeat;
+    bits >>= length + extra;
+    count -= length + extra;
+  }
+  in_at = in;
+  bit_buffer = bits;
+  bit_count = count;
+  return static_cast<unsigned>(symbol);
 }
 
 } // namespace
@@ -353,15 +514,20 @@ struct deflate_decoder::cursor {
   // the same bits.
   void refill() noexcept {
     if (in_end - in >= fast_input_room) {
-      bits |= load_le64(in) << count;
-      in += (63 - count) >> 3;
-      count |= 56;
+      refill_wide();
       return;
     }
     while (count < 56 && in != in_end) {
       bits |= std::uint64_t{*in++} << count;
       count += 8;
     }
+  }
+
+  // The same with 8 bytes to hand.
+  void refill_wide() noexcept {
+    bits |= load_le64(in) << count;
+    in += (63 - count) >> 3;
+    count |= 56;
   }
 
   void drop(unsigned n) noexcept {
@@ -387,11 +553,15 @@ deflate_decoder::deflate_decoder() noexcept {
   std::fill(lengths.begin() + 144, lengths.begin() + 256, std::uint8_t{9});
   std::fill(lengths.begin() + 256, lengths.begin() + 280, std::uint8_t{7});
   std::fill(lengths.begin() + 280, lengths.end(), std::uint8_t{8});
-  build_table(code_kind::litlen, lengths.data(), litlen_symbols, fixed_litlen_.data(), fixed_litlen_.size(),
-              litlen_root_bits, fixed_litlen_root_);
+  length_counts counts;
+  const code_symbols litlen = sort_into(lengths.data(), litlen_symbols, sorted_.data(), litlen_bucket, counts);
+  build_table(code_kind::litlen, litlen, fixed_litlen_.data(), fixed_litlen_.size(), litlen_root_bits,
+              fixed_litlen_root_);
   std::fill(lengths.begin(), lengths.begin() + distance_symbols, std::uint8_t{5});
-  build_table(code_kind::distance, lengths.data(), distance_symbols, fixed_distance_.data(), fixed_distance_.size(),
-              distance_root_bits, fixed_distance_root_);
+  const code_symbols distance =
+      sort_into(lengths.data(), distance_symbols, sorted_.data() + distance_buckets_at, distance_bucket, counts);
+  build_table(code_kind::distance, distance, fixed_distance_.data(), fixed_distance_.size(), distance_root_bits,
+              fixed_distance_root_);
 }
 
 void deflate_decoder::reset() noexcept {
@@ -434,6 +604,7 @@ deflate_decoder::step deflate_decoder::run(cursor& c) noexcept {
       case state::stored_copy: result = copy_stored(c); break;
       case state::precode_lengths: result = read_precode_lengths(c); break;
       case state::code_lengths: result = read_code_lengths(c); break;
+      case state::first_codes: result = decode_first_codes(c); break;
       case state::codes: result = decode_codes(c); break;
       case state::ended: return step::ended;
       case state::failed: return step::corrupt;
@@ -512,59 +683,120 @@ deflate_decoder::step deflate_decoder::copy_stored(cursor& c) noexcept {
   return end_block();
 }
 
+// The code length code's 3-bit lengths, as many at a time as the bit
+// buffer holds.
 deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept {
-  for (; lengths_read_ < precode_count_; ++lengths_read_) {
-    if (c.count < 3) c.refill();
-    if (c.count < 3) return step::need_input;
-    precode_lengths_[precode_order[lengths_read_]] = static_cast<std::uint8_t>(c.bits & 7);
-    c.drop(3);
+  unsigned read = lengths_read_;
+  const unsigned total = precode_count_;
+  while (read < total) {
+    if (c.count < 3) {
+      c.refill();
+      if (c.count < 3) {
+        lengths_read_ = read;
+        return step::need_input;
+      }
+    }
+    const unsigned n = std::min(total - read, c.count / 3);
+    std::uint64_t bits = c.bits;
+    for (unsigned i = read; i < read + n; ++i, bits >>= 3) {
+      precode_lengths_[precode_order[i]] = static_cast<std::uint8_t>(bits & 7);
+    }
+    c.bits = bits;
+    c.count -= 3 * n;
+    read += n;
   }
   for (unsigned i = precode_count_; i < precode_symbols; ++i) precode_lengths_[precode_order[i]] = 0;
-  if (!build_table(code_kind::precode, precode_lengths_.data(), precode_symbols, precode_.data(), precode_.size(),
-                   precode_root_bits, precode_root_)) {
+  std::array<std::uint16_t, std::size_t{8} * precode_symbols> buckets; // lengths 0-7
+  length_counts counts;
+  const code_symbols code =
+      sort_into(precode_lengths_.data(), precode_symbols, buckets.data(), precode_symbols, counts);
+  unsigned root = 0;
+  if (!build_table(code_kind::precode, code, precode_.data(), precode_.size(), precode_index_bits, root)) {
     return step::corrupt;
   }
+  static constexpr auto empty_buckets = [] {
+    std::array<std::array<std::size_t, 16>, 2> tails{};
+    for (std::size_t length = 0; length < 16; ++length) {
+      tails[0][length] = length * litlen_bucket;
+      tails[1][length] = distance_buckets_at + length * distance_bucket;
+    }
+    return tails;
+  }();
+  tails_ = empty_buckets;
   lengths_read_ = 0;
   state_ = state::code_lengths;
   return step::next;
 }
 
-// The literal/length and distance code lengths, one table lookup each; a
-// repeat is checked as zlib does, after its extra bits.
+// The literal/length and distance code lengths, each symbol put in the
+// bucket of its length as it comes (the counting sort of the table build).
+// While 8 input bytes remain, up to eight units a refill (decode_lengths_fast);
+// one unit at a time, with every bit checked, near the input's end, and for
+// a repeat that crosses from the literal/length code to the distance code
+// or that zlib rejects. A repeat is checked as zlib does, after its extra
+// bits.
 deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
-  // A local copy of the cursor and index: the byte stores below could alias
+  // A local copy of the cursor and index: the stores below could alias
   // members, which would otherwise be reloaded after each.
   cursor k = c;
   unsigned read = lengths_read_;
-  const unsigned total = litlen_count_ + distance_count_;
-  const std::uint64_t mask = low_bits(precode_root_);
+  const unsigned litlen_count = litlen_count_;
+  const unsigned total = litlen_count + distance_count_;
+  const std::uint32_t* const precode = precode_.data();
+  std::uint8_t* const lengths = lengths_.data();
+  std::uint16_t* const sorted = sorted_.data();
+  constexpr std::uint64_t index_mask = low_bits(precode_index_bits);
   step result = step::next;
   while (read < total) {
-    if (k.count < 14) k.refill(); // a code length is at most 7 + 7 bits
-    const std::uint32_t entry = precode_[k.bits & mask];
-    const unsigned length = code_bits(entry);
-    const unsigned symbol = entry_value(entry);
+    // Symbols numbered within the code the next length belongs to.
+    const bool distances = read >= litlen_count;
+    const unsigned first = distances ? litlen_count : 0;
+    const unsigned end = (distances ? total : litlen_count) - first;
+    std::size_t* const tail = tails_[distances ? 1 : 0].data();
+    unsigned symbol = read - first;
+    if (k.in_end - k.in >= fast_input_room) {
+      const length_code code{precode, lengths, first, end, sorted, tail};
+      symbol = decode_lengths_fast(code, symbol, k.in, k.in_end, k.bits, k.count);
+    }
+    read = first + symbol;
+    if (symbol == end) continue;
+    // One unit, every bit checked.
+    if (k.count < max_code_length_unit) k.refill();
+    const std::uint32_t entry = precode[k.bits & index_mask];
+    const unsigned length = (entry >> precode_length_at) & 0xFFU;
     if (length > k.count) {
       result = step::need_input;
       break;
     }
-    if (symbol < 16) {
-      lengths_[read++] = static_cast<std::uint8_t>(symbol);
+    if ((entry & repeat_flag) == 0) {
+      const unsigned value = entry & 0xFFU;
       k.drop(length);
+      lengths[read++] = static_cast<std::uint8_t>(value);
+      sorted[tail[value]++] = static_cast<std::uint16_t>(symbol);
       continue;
     }
-    const unsigned extra = symbol == 16 ? 2 : symbol == 17 ? 3 : 7;
+    const unsigned extra = (entry >> 16) & 0xFFU;
     if (length + extra > k.count) {
       result = step::need_input;
       break;
     }
-    const unsigned repeat = (symbol == 18 ? 11U : 3U) + static_cast<unsigned>((k.bits >> length) & low_bits(extra));
-    if ((symbol == 16 && read == 0) || repeat > total - read) { // nothing to repeat, or past the end
+    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((k.bits >> length) & low_bits(extra));
+    const bool previous = (entry & 0xFFU) == 16;
+    if ((previous && read == 0) || repeat > total - read) { // nothing to repeat, or past the end
       result = step::corrupt;
       break;
     }
-    const std::uint8_t value = symbol == 16 ? lengths_[read - 1] : std::uint8_t{0};
-    std::memset(lengths_.data() + read, value, repeat);
+    const std::uint8_t value = previous ? lengths[read - 1] : std::uint8_t{0};
+    std::memset(lengths + read, value, repeat);
+    if (value != 0) {
+      for (unsigned at = read; at < read + repeat; ++at) {
+        if (at < litlen_count) {
+          sorted[tails_[0][value]++] = static_cast<std::uint16_t>(at);
+        } else {
+          sorted[tails_[1][value]++] = static_cast<std::uint16_t>(at - litlen_count);
+        }
+      }
+    }
     read += repeat;
     k.drop(length + extra);
   }
@@ -573,18 +805,74 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
   return result == step::next ? build_dynamic_tables() : result;
 }
 
+// The end of a dynamic header: both codes checked as zlib does; a complete
+// code's table waits for the block's first units (slow_units_), the tables
+// of a code of one symbol or none are built now.
 deflate_decoder::step deflate_decoder::build_dynamic_tables() noexcept {
   if (lengths_[256] == 0) return step::corrupt; // no end-of-block code
-  if (!build_table(code_kind::litlen, lengths_.data(), litlen_count_, litlen_.data(), litlen_.size(), litlen_root_bits,
-                   litlen_root_) ||
-      !build_table(code_kind::distance, lengths_.data() + litlen_count_, distance_count_, distance_.data(),
-                   distance_.size(), distance_root_bits, distance_root_)) {
-    return step::corrupt;
+  shortest_ = {0, 0};
+  for (unsigned length = max_code_length; length != 0; --length) {
+    code_counts_[0][length] = static_cast<unsigned>(tails_[0][length] - length * litlen_bucket);
+    code_counts_[1][length] =
+        static_cast<unsigned>(tails_[1][length] - (distance_buckets_at + length * distance_bucket));
+    if (code_counts_[0][length] != 0) shortest_[0] = length;
+    if (code_counts_[1][length] != 0) shortest_[1] = length;
   }
-  litlen_table_ = litlen_.data();
-  distance_table_ = distance_.data();
-  state_ = state::codes;
+  code_counts_[0][0] = code_counts_[1][0] = 0; // not a code
+  const code_symbols litlen{code_counts_[0].data(), sorted_.data(), litlen_bucket};
+  const code_symbols distance{code_counts_[1].data(), sorted_.data() + distance_buckets_at, distance_bucket};
+  const code_shape litlen_shape = shape_of(code_kind::litlen, litlen);
+  const code_shape distance_shape = shape_of(code_kind::distance, distance);
+  if (litlen_shape == code_shape::invalid || distance_shape == code_shape::invalid) return step::corrupt;
+  litlen_table_ = nullptr;
+  distance_table_ = nullptr;
+  if (litlen_shape != code_shape::complete) {
+    fill_table(code_kind::litlen, litlen_shape, litlen, litlen_.data(), litlen_.size(), litlen_root_bits, litlen_root_);
+    litlen_table_ = litlen_.data();
+  }
+  if (distance_shape != code_shape::complete) {
+    fill_table(code_kind::distance, distance_shape, distance, distance_.data(), distance_.size(), distance_root_bits,
+               distance_root_);
+    distance_table_ = distance_.data();
+  }
+  const bool pending = litlen_table_ == nullptr || distance_table_ == nullptr;
+  slow_units_ = first_units_before_tables;
+  state_ = pending ? state::first_codes : state::codes;
   return step::next;
+}
+
+// The tables the block's first units went without.
+deflate_decoder::step deflate_decoder::build_pending_tables() noexcept {
+  if (litlen_table_ == nullptr) {
+    const code_symbols litlen{code_counts_[0].data(), sorted_.data(), litlen_bucket};
+    if (!fill_table(code_kind::litlen, code_shape::complete, litlen, litlen_.data(), litlen_.size(), litlen_root_bits,
+                    litlen_root_)) {
+      return step::corrupt; // not reached
+    }
+    litlen_table_ = litlen_.data();
+  }
+  if (distance_table_ == nullptr) {
+    const code_symbols distance{code_counts_[1].data(), sorted_.data() + distance_buckets_at, distance_bucket};
+    if (!fill_table(code_kind::distance, code_shape::complete, distance, distance_.data(), distance_.size(),
+                    distance_root_bits, distance_root_)) {
+      return step::corrupt; // not reached
+    }
+    distance_table_ = distance_.data();
+  }
+  return step::next;
+}
+
+std::uint32_t deflate_decoder::litlen_entry(std::uint64_t bits, unsigned& length) const noexcept {
+  if (litlen_table_ != nullptr) return lookup(litlen_table_, litlen_root_, bits, length);
+  return decode_canonical(code_kind::litlen, {code_counts_[0].data(), sorted_.data(), litlen_bucket}, shortest_[0],
+                          bits, length);
+}
+
+std::uint32_t deflate_decoder::distance_entry(std::uint64_t bits, unsigned& length) const noexcept {
+  if (distance_table_ != nullptr) return lookup(distance_table_, distance_root_, bits, length);
+  return decode_canonical(code_kind::distance,
+                          {code_counts_[1].data(), sorted_.data() + distance_buckets_at, distance_bucket}, shortest_[1],
+                          bits, length);
 }
 
 deflate_decoder::step deflate_decoder::end_block() noexcept {
@@ -603,7 +891,27 @@ deflate_decoder::step deflate_decoder::decode_codes(cursor& c) noexcept {
       if (fast != step::next) return fast;
       continue;
     }
-    const step one = decode_one(c);
+    const step one = decode_one<false>(c);
+    if (one != step::next) return one;
+  }
+  return step::next;
+}
+
+// A dynamic block's first units, its tables not built yet; then the tables,
+// if the block goes on.
+deflate_decoder::step deflate_decoder::decode_first_codes(cursor& c) noexcept {
+  if (pending_length_ != 0) {
+    const step flushed = flush_pending(c);
+    if (flushed != step::next) return flushed;
+  }
+  while (state_ == state::first_codes) {
+    const step one = decode_one<true>(c);
+    if (one == step::need_input || one == step::corrupt) return one;
+    if (--slow_units_ == 0 && state_ == state::first_codes) {
+      const step built = build_pending_tables();
+      if (built != step::next) return built;
+      state_ = state::codes;
+    }
     if (one != step::next) return one;
   }
   return step::next;
@@ -643,10 +951,13 @@ deflate_decoder::step deflate_decoder::copy_match(cursor& c, unsigned distance, 
 // One literal, match or end of block, with every bit checked: the input
 // may end anywhere in it (then it is decoded again from its start once
 // more input comes) and the output may be full (then it is kept pending).
+// `before_tables`: a table may not be built yet.
+template <bool before_tables>
 deflate_decoder::step deflate_decoder::decode_one(cursor& c) noexcept {
   c.refill();
   unsigned code_length = 0;
-  const std::uint32_t entry = lookup(litlen_table_, litlen_root_, c.bits, code_length);
+  const std::uint32_t entry =
+      before_tables ? litlen_entry(c.bits, code_length) : lookup(litlen_table_, litlen_root_, c.bits, code_length);
   if (code_length > c.count) return step::need_input;
   if ((entry & invalid_flag) != 0) return step::corrupt; // zlib: "invalid literal/length code"
   if ((entry & literal_flag) != 0) {
@@ -669,7 +980,8 @@ deflate_decoder::step deflate_decoder::decode_one(cursor& c) noexcept {
   if (used > c.count) return step::need_input;
   const unsigned length =
       entry_value(entry) + static_cast<unsigned>((c.bits >> code_length) & low_bits(extra_bits(entry)));
-  const std::uint32_t far = lookup(distance_table_, distance_root_, c.bits >> used, code_length);
+  const std::uint32_t far = before_tables ? distance_entry(c.bits >> used, code_length)
+                                          : lookup(distance_table_, distance_root_, c.bits >> used, code_length);
   if (used + code_length > c.count) return step::need_input;
   if ((far & invalid_flag) != 0) return step::corrupt; // zlib: "invalid distance code"
   const unsigned distance_at = used + code_length;

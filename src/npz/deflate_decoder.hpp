@@ -4,9 +4,13 @@
 // bytes, the end of the stream at the same compressed byte, a data error on
 // exactly the streams zlib rejects, and "more" (Z_OK or Z_BUF_ERROR)
 // otherwise. Unlike zlib, its cost per compressed byte does not depend on the
-// block structure (SPEC-npz.md section 9): decode tables are built by a
-// counting sort and doubling, a code length of a dynamic header costs one
-// table lookup, and the fixed tables are built once.
+// block structure (SPEC-npz.md section 9): a code length of a dynamic
+// header costs one table lookup (eight a refill) and puts its symbol in the
+// bucket of its length, which is the counting sort of the table build; the
+// tables are filled from the buckets by doubling, and only once a dynamic
+// block has gone past its first few symbols (decoded a bit at a time until
+// then, so that a block of a few symbols pays for no table); the fixed
+// tables are built once.
 //
 // How zlib's observable behaviour is kept:
 //  - input is taken a unit at a time (a block header, one code length, one
@@ -73,6 +77,7 @@ private:
     stored_copy,     // a stored block's bytes
     precode_lengths, // the code length code's 3-bit lengths
     code_lengths,    // the literal/length and distance code lengths
+    first_codes,     // a dynamic block's first symbols, before its tables are built
     codes,           // a fixed or dynamic block's symbols
     ended,
     failed,
@@ -86,25 +91,30 @@ private:
   step read_precode_lengths(cursor& c) noexcept;
   step read_code_lengths(cursor& c) noexcept;
   step build_dynamic_tables() noexcept;
+  step build_pending_tables() noexcept;
   step decode_codes(cursor& c) noexcept;
+  step decode_first_codes(cursor& c) noexcept;
   step decode_fast(cursor& c) noexcept;
-  step decode_one(cursor& c) noexcept;
+  template <bool before_tables>
+  [[gnu::noinline]] step decode_one(cursor& c) noexcept;
+  std::uint32_t litlen_entry(std::uint64_t bits, unsigned& length) const noexcept;
+  std::uint32_t distance_entry(std::uint64_t bits, unsigned& length) const noexcept;
   step flush_pending(cursor& c) noexcept;
   step copy_match(cursor& c, unsigned distance, unsigned& length) noexcept;
   step end_block() noexcept;
   void keep_history(const unsigned char* begin, std::size_t size) noexcept;
 
-  // Tables (entry layout in deflate_decoder.cpp).
+  // Tables (entry layout in deflate_decoder.cpp). The code length code's
+  // is indexed by 8 bits whatever its longest code (at most 7 bits).
   std::array<std::uint32_t, litlen_capacity> litlen_{};
   std::array<std::uint32_t, distance_capacity> distance_{};
-  std::array<std::uint32_t, 128> precode_{};
+  std::array<std::uint32_t, 256> precode_{};
   std::array<std::uint32_t, 512> fixed_litlen_{};
   std::array<std::uint32_t, 32> fixed_distance_{};
   const std::uint32_t* litlen_table_ = nullptr;
   const std::uint32_t* distance_table_ = nullptr;
   unsigned litlen_root_ = 0;
   unsigned distance_root_ = 0;
-  unsigned precode_root_ = 0;
   unsigned fixed_litlen_root_ = 0;
   unsigned fixed_distance_root_ = 0;
 
@@ -115,6 +125,24 @@ private:
   unsigned distance_count_ = 0; // HDIST + 1
   unsigned precode_count_ = 0;  // HCLEN + 4
   unsigned lengths_read_ = 0;
+  // The symbols of each code length in symbol order, filled as the lengths
+  // are read (the counting sort of the table build, done on the way): the
+  // literal/length symbols of length n from sorted_[n * 288], the distance
+  // symbols of length n from sorted_[16 * 288 + n * 32]; tails_[0][n] and
+  // tails_[1][n] are where the next one goes.
+  static constexpr std::size_t litlen_bucket = 288;
+  static constexpr std::size_t distance_bucket = 32;
+  static constexpr std::size_t distance_buckets_at = 16 * litlen_bucket;
+  std::array<std::uint16_t, 16 * (litlen_bucket + distance_bucket)> sorted_{};
+  std::array<std::array<std::size_t, 16>, 2> tails_{};
+  // A dynamic block's complete codes get their tables only after its first
+  // few units (slow_units_ left), decoded from the buckets a bit at a time:
+  // a block of a few symbols behind a large header pays for no table. A
+  // table not built yet is a null pointer; code_counts_[0] and [1] are the
+  // two codes' symbols of each length, shortest_ their shortest lengths.
+  unsigned slow_units_ = 0;
+  std::array<std::array<unsigned, 16>, 2> code_counts_{};
+  std::array<unsigned, 2> shortest_{};
 
   state state_ = state::block_header;
   bool final_block_ = false;

@@ -65,7 +65,7 @@ private:
 
   archive_reader& reader_;
   const entry* member_ = nullptr;
-  std::unique_ptr<deflate_decoder> decoder_; // 100 KB: on the heap, not the caller's stack
+  std::unique_ptr<deflate_decoder> decoder_; // about 90 KB: on the heap, not the caller's stack
   const unsigned char* next_ = nullptr;      // the bytes handed over and not yet consumed
   std::size_t available_ = 0;
   std::uint64_t fed_ = 0;      // compressed bytes handed to the decoder
