@@ -343,9 +343,9 @@ void theirs(benchmark::State& state, const std::string& name) {
 }
 
 const int registered = [] {
-  for (const char* name :
-       {"float64_l1", "float64_l6", "float64_l9", "small_ints_l1", "small_ints_l6", "small_ints_l9", "text_l1",
-        "text_l6", "text_l9", "max_tree", "dense_tree_2", "dense_tree_5", "flush_64", "one_literal_fixed", "stored_empty", "stored_16"}) {
+  for (const char* name : {"float64_l1", "float64_l6", "float64_l9", "small_ints_l1", "small_ints_l6", "small_ints_l9",
+                           "text_l1", "text_l6", "text_l9", "max_tree", "dense_tree_2", "dense_tree_5", "flush_64",
+                           "one_literal_fixed", "stored_empty", "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream);
