@@ -7,7 +7,7 @@
 // (per_in_byte) and per output byte (per_out_byte); output goes to a 1 MiB
 // buffer, as `npyguard check --verify` inflates. Under load, compare CPU
 // times, or instruction counts:
-//   valgrind --tool=callgrind --toggle-collect='*deflate_decoder::decode*' --toggle-collect=inflate
+//   valgrind --tool=callgrind --toggle-collect='*deflate_decoder::decode(unsigned*' --toggle-collect=inflate
 //     build/release/bench/npyguard_inflate_bench --benchmark_filter=max_tree --benchmark_min_time=0
 //
 //   build/release/bench/npyguard_inflate_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
