@@ -98,23 +98,25 @@ bytes text(std::size_t size) {
   return out;
 }
 
-// bench/npz_crafted.py's max_tree: dynamic blocks with HLIT 286, HDIST 30,
-// HCLEN 19, every code length written one by one, two matches of 258.
-bytes max_tree() {
-  std::vector<unsigned> precode(19, 4);
-  for (unsigned i = 13; i < 19; ++i) precode[i] = 5;
+// Dynamic blocks with HLIT 286, HDIST 30 and HCLEN 19, all with the same
+// code trees (literal/length lengths 226 x 8 and 60 x 9, distance lengths
+// 2 x 4 and 28 x 5: both complete), the code lengths written by
+// `write_lengths` with the code length code `precode`, then `units` matches
+// of 258 at distance 1; after a fixed block with one literal (a byte for the
+// matches to copy) and before a final empty fixed block.
+bytes tree_blocks(const std::vector<unsigned>& precode,
+                  const std::function<void(bit_writer&, const std::vector<unsigned>&)>& write_lengths, unsigned units) {
   std::vector<unsigned> lengths(226, 8);
   lengths.insert(lengths.end(), 60, 9);
   lengths.insert(lengths.end(), 2, 4);
   lengths.insert(lengths.end(), 28, 5);
   const std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
   const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
-  const auto precode_codes = canonical(precode);
   const auto litlen_codes = canonical(litlen);
   const auto distance_codes = canonical(distance);
   static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
   bit_writer w;
-  w.put(0, 1); // a fixed block with one literal, so the matches have a byte to copy
+  w.put(0, 1);
   w.put(1, 2);
   w.code(0x30 + 'z', 8);
   w.code(0, 7);
@@ -125,87 +127,63 @@ bytes max_tree() {
     w.put(30 - 1, 5);
     w.put(19 - 4, 4);
     for (unsigned symbol : order) w.put(precode[symbol], 3);
-    for (unsigned length : lengths) w.code(precode_codes[length], precode[length]);
-    for (int i = 0; i < 2; ++i) {
-      w.code(litlen_codes[285], litlen[285]);
-      w.code(distance_codes[0], distance[0]);
-    }
-    w.code(litlen_codes[256], litlen[256]);
-  }
-  w.put(1, 1); // a final empty fixed block
-  w.put(1, 2);
-  w.code(0, 7);
-  return w.take();
-}
-
-// The same code trees as max_tree, but written as densely as RFC 1951
-// allows: each run of equal lengths as the length and then repeats of 3-6
-// (symbol 16, a 1-bit code), about 27 header bytes a block against max_tree's
-// 175; then `units` matches of 258. With 5 units a block pays for its tables
-// (a block's first 4 units are decoded without them): the worst block
-// structure per compressed byte found so far.
-bytes dense_tree(unsigned units) {
-  std::vector<unsigned> precode(19, 0);
-  precode[16] = 1;
-  for (unsigned symbol : {8U, 9U, 4U, 5U}) precode[symbol] = 3;
-  std::vector<unsigned> litlen(226, 8);
-  litlen.insert(litlen.end(), 60, 9);
-  std::vector<unsigned> distance(2, 4);
-  distance.insert(distance.end(), 28, 5);
-  const auto precode_codes = canonical(precode);
-  const auto litlen_codes = canonical(litlen);
-  const auto distance_codes = canonical(distance);
-  static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
-  // Runs of (length, count) in symbol order: litlen then distance.
-  const std::vector<std::pair<unsigned, unsigned>> runs = {{8, 226}, {9, 60}, {4, 2}, {5, 28}};
-  bit_writer w;
-  w.put(0, 1); // a fixed block with one literal, so the matches have a byte to copy
-  w.put(1, 2);
-  w.code(0x30 + 'z', 8);
-  w.code(0, 7);
-  while (w.size() < stream_target) {
-    w.put(0, 1);
-    w.put(2, 2);
-    w.put(286 - 257, 5);
-    w.put(30 - 1, 5);
-    w.put(19 - 4, 4);
-    for (unsigned symbol : order) w.put(precode[symbol], 3);
-    for (const auto& [length, count] : runs) {
-      unsigned left = count;
-      while (left != 0) {
-        w.code(precode_codes[length], precode[length]);
-        --left;
-        while (left >= 3) {
-          const unsigned repeat = std::min(left, 6U);
-          if (left - repeat != 0 && left - repeat < 3) { // leave a tail a repeat can take, or one the length writes
-            const unsigned rest = left - repeat;
-            if (repeat - (3 - rest) >= 3) {
-              w.code(precode_codes[16], precode[16]);
-              w.put(repeat - (3 - rest) - 3, 2);
-              left -= repeat - (3 - rest);
-              continue;
-            }
-          }
-          w.code(precode_codes[16], precode[16]);
-          w.put(repeat - 3, 2);
-          left -= repeat;
-        }
-        while (left != 0 && left < 3) {
-          w.code(precode_codes[length], precode[length]);
-          --left;
-        }
-      }
-    }
+    write_lengths(w, lengths);
     for (unsigned i = 0; i < units; ++i) {
       w.code(litlen_codes[285], litlen[285]);
       w.code(distance_codes[0], distance[0]);
     }
     w.code(litlen_codes[256], litlen[256]);
   }
-  w.put(1, 1); // a final empty fixed block
+  w.put(1, 1);
   w.put(1, 2);
   w.code(0, 7);
   return w.take();
+}
+
+// bench/npz_crafted.py's max_tree: every code length written one by one,
+// two matches of 258 a block.
+bytes max_tree() {
+  std::vector<unsigned> precode(19, 4);
+  for (unsigned i = 13; i < 19; ++i) precode[i] = 5;
+  const auto codes = canonical(precode);
+  return tree_blocks(
+      precode,
+      [&](bit_writer& w, const std::vector<unsigned>& lengths) {
+        for (unsigned length : lengths) w.code(codes[length], precode[length]);
+      },
+      2);
+}
+
+// The same code trees written as densely as RFC 1951 allows: each run of
+// equal lengths as the length, then repeats of 3-6 (symbol 16, a 1-bit
+// code), about 27 header bytes a block against max_tree's 175; then `units`
+// matches of 258. With 5 units a block pays for its tables (a block's first
+// 4 units are decoded without them): the worst block structure per
+// compressed byte found so far. bench/npz_crafted.py's dense_tree.
+bytes dense_tree(unsigned units) {
+  std::vector<unsigned> precode(19, 0);
+  precode[16] = 1;
+  for (unsigned symbol : {8U, 9U, 4U, 5U}) precode[symbol] = 3;
+  const auto codes = canonical(precode);
+  const auto write_runs = [&](bit_writer& w, const std::vector<unsigned>& lengths) {
+    for (std::size_t at = 0; at < lengths.size();) {
+      const unsigned length = lengths[at];
+      std::size_t run = 1;
+      while (at + run < lengths.size() && lengths[at + run] == length) ++run;
+      at += run;
+      w.code(codes[length], precode[length]);
+      std::size_t left = run - 1;
+      while (left >= 3) {
+        // 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
+        const std::size_t take = left <= 6 || left >= 9 ? std::min<std::size_t>(left, 6) : left - 3;
+        w.code(codes[16], precode[16]);
+        w.put(static_cast<unsigned>(take - 3), 2);
+        left -= take;
+      }
+      for (; left != 0; --left) w.code(codes[length], precode[length]);
+    }
+  };
+  return tree_blocks(precode, write_runs, units);
 }
 
 bytes flush_64() {

@@ -309,30 +309,40 @@ def canonical_codes(lengths):
     return codes
 
 
-def max_tree_block(matches):
-    """A non-final dynamic block with the largest header (HLIT 286, HDIST 30, HCLEN 19, every code
-    length written one by one), then `matches` copies of 258 bytes at distance 1."""
+TREE_LENGTHS = [8] * 226 + [9] * 60 + [4] * 2 + [5] * 28  # literal/length, then distance: both complete
+
+
+def tree_block(code_length_lengths, write_lengths, matches):
+    """A non-final dynamic block (HLIT 286, HDIST 30, HCLEN 19) of TREE_LENGTHS, written by
+    write_lengths(bits, codes of the code length code), then `matches` copies of 258 bytes at
+    distance 1."""
     b = Bits()
     b.put(0, 1)
     b.put(2, 2)
     b.put(286 - 257, 5)
     b.put(30 - 1, 5)
     b.put(19 - 4, 4)
-    order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
-    code_length_lengths = [4 if i < 13 else 5 for i in range(19)]
-    for symbol in order:
+    for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]:
         b.put(code_length_lengths[symbol], 3)
-    length_codes = canonical_codes(code_length_lengths)
-    lengths = [8] * 226 + [9] * 60 + [4] * 2 + [5] * 28
-    for length in lengths:
-        b.huff(length_codes[length], code_length_lengths[length])
-    literal = canonical_codes(lengths[:286])
-    distance = canonical_codes(lengths[286:])
+    write_lengths(b, canonical_codes(code_length_lengths))
+    literal = canonical_codes(TREE_LENGTHS[:286])
+    distance = canonical_codes(TREE_LENGTHS[286:])
     for _ in range(matches):
-        b.huff(literal[285], lengths[285])
-        b.huff(distance[0], lengths[286])
-    b.huff(literal[256], lengths[256])
+        b.huff(literal[285], TREE_LENGTHS[285])
+        b.huff(distance[0], TREE_LENGTHS[286])
+    b.huff(literal[256], TREE_LENGTHS[256])
     return b.text()
+
+
+def max_tree_block(matches):
+    """The largest header: every code length written one by one."""
+    code_length_lengths = [4 if i < 13 else 5 for i in range(19)]
+
+    def write(b, codes):
+        for length in TREE_LENGTHS:
+            b.huff(codes[length], code_length_lengths[length])
+
+    return tree_block(code_length_lengths, write, matches)
 
 
 def family_max_tree(size):
@@ -343,39 +353,30 @@ def dense_tree_block(matches):
     """max_tree_block's code trees written as densely as RFC 1951 allows: each run of equal code
     lengths as the length, then repeats of 3-6 (code length symbol 16, a 1-bit code): about 27
     header bytes a block instead of 175."""
-    b = Bits()
-    b.put(0, 1)
-    b.put(2, 2)
-    b.put(286 - 257, 5)
-    b.put(30 - 1, 5)
-    b.put(19 - 4, 4)
-    order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
     code_length_lengths = [0] * 19
     code_length_lengths[16] = 1
     for symbol in (8, 9, 4, 5):
         code_length_lengths[symbol] = 3
-    for symbol in order:
-        b.put(code_length_lengths[symbol], 3)
-    length_codes = canonical_codes(code_length_lengths)
-    runs = [(8, 226), (9, 60), (4, 2), (5, 28)]
-    for length, count in runs:
-        b.huff(length_codes[length], 3)
-        left = count - 1
-        while left >= 3:
-            take = min(6, left) if left <= 6 or left >= 9 else left - 3
-            b.huff(length_codes[16], 1)
-            b.put(take - 3, 2)
-            left -= take
-        for _ in range(left):
-            b.huff(length_codes[length], 3)
-    lengths = [8] * 226 + [9] * 60 + [4] * 2 + [5] * 28
-    literal = canonical_codes(lengths[:286])
-    distance = canonical_codes(lengths[286:])
-    for _ in range(matches):
-        b.huff(literal[285], lengths[285])
-        b.huff(distance[0], lengths[286])
-    b.huff(literal[256], lengths[256])
-    return b.text()
+
+    def write(b, codes):
+        at = 0
+        while at < len(TREE_LENGTHS):
+            length = TREE_LENGTHS[at]
+            run = 1
+            while at + run < len(TREE_LENGTHS) and TREE_LENGTHS[at + run] == length:
+                run += 1
+            at += run
+            b.huff(codes[length], 3)
+            left = run - 1
+            while left >= 3:  # 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
+                take = min(6, left) if left <= 6 or left >= 9 else left - 3
+                b.huff(codes[16], 1)
+                b.put(take - 3, 2)
+                left -= take
+            for _ in range(left):
+                b.huff(codes[length], 3)
+
+    return tree_block(code_length_lengths, write, matches)
 
 
 def tree_blocks(size, block, matches):
