@@ -1,6 +1,7 @@
 #include "npz/deflate_decoder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace npyguard::npz::detail {
@@ -33,12 +34,19 @@ constexpr unsigned max_code_length = 15;
 constexpr unsigned litlen_symbols = 288; // 286 and 287 exist in fixed blocks only
 constexpr unsigned distance_symbols = 32;
 constexpr unsigned precode_symbols = 19;
-// The code length code's table is indexed by 8 bits (its codes are at most
-// 7): a byte, and room for a code and the next code's first bit.
-constexpr unsigned precode_index_bits = 8;
+// The code length code's table is indexed by 7 bits, its longest code.
+constexpr unsigned precode_index_bits = 7;
 // A code length code entry with this bit is a repeat (symbols 16-18).
 constexpr std::uint32_t repeat_flag = 16U;
-constexpr unsigned precode_length_at = 8;
+// Where a code length code entry holds the bits its unit takes (the code's
+// length and, for a repeat, its extra bits), and the code's length: filling
+// the table adds the code's length times precode_length_unit.
+constexpr unsigned precode_used_at = 8;
+constexpr unsigned precode_length_at = 16;
+constexpr std::uint32_t precode_length_unit = 1U << precode_used_at | 1U << precode_length_at;
+// The previous length before a header's first (not a length: repeating it
+// is an error).
+constexpr unsigned no_previous = 16;
 // A code length with its extra bits: at most 7 + 7 bits.
 constexpr unsigned max_code_length_unit = 14;
 // A dynamic block's units (literals, matches, the end of block) decoded a
@@ -97,15 +105,17 @@ unsigned reverse(unsigned code, unsigned length) noexcept {
 enum class code_kind { precode, litlen, distance };
 
 // What decoding `symbol` gives, less its code length. The code length code's
-// entries differ: bits 0-7 the symbol (0-18), bits 8-15 the code's length,
-// and for a repeat (16, 17, 18) bits 16-23 its extra bits and bits 24-31 its
-// least count.
+// entries differ: bits 0-7 the symbol (0-18), bits 8-15 the bits the unit
+// takes (here a repeat's extra bits, to which the code's length is added),
+// bits 16-23 the code's length (added), bits 24-31 a repeat's least count.
+// A repeat's whole width in one field keeps the extra bits' width off the
+// bit buffer's dependency chain.
 constexpr std::uint32_t symbol_result(code_kind kind, unsigned symbol) noexcept {
   if (kind == code_kind::precode) {
     if (symbol < 16) return symbol;
     const unsigned extra = symbol == 16 ? 2 : symbol == 17 ? 3 : 7;
     const unsigned least = symbol == 18 ? 11 : 3;
-    return least << 24 | extra << 16 | symbol;
+    return least << 24 | extra << precode_used_at | symbol;
   }
   if (kind == code_kind::distance) {
     if (symbol >= 30) return invalid_flag;
@@ -190,9 +200,9 @@ struct code_symbols {
 // codeword counts up in natural order and is reversed by table, so that no
 // step waits on the one before. Returns false when codes longer than the
 // root remain, with the first one's length and reversed codeword.
-// `length_at`: where an entry holds the code's length (bit 0, or
-// precode_length_at for the code length code).
-template <unsigned length_at>
+// `length_unit`: what an entry adds per bit of the code's length (1, or
+// precode_length_unit for the code length code).
+template <std::uint32_t length_unit>
 bool fill_root(const std::uint32_t* results, const code_symbols& code, std::uint32_t* table, unsigned root,
                unsigned& next_length, unsigned& next_codeword) noexcept {
   unsigned length = 1;
@@ -205,15 +215,15 @@ bool fill_root(const std::uint32_t* results, const code_symbols& code, std::uint
     const unsigned shift = max_root_bits - length;
     const std::uint16_t* at = reversed_bits.data() + (std::size_t{codeword} << shift);
     const std::size_t step = std::size_t{1} << shift;
-    const std::uint32_t length_bits = length << length_at;
+    const std::uint32_t length_bits = length * length_unit;
     const std::uint16_t* symbol = symbols;
     for (unsigned pairs = count / 2; pairs != 0; --pairs, symbol += 2, at += 2 * step) {
-      const std::uint32_t one = results[symbol[0]] | length_bits;
-      const std::uint32_t two = results[symbol[1]] | length_bits;
+      const std::uint32_t one = results[symbol[0]] + length_bits;
+      const std::uint32_t two = results[symbol[1]] + length_bits;
       table[at[0]] = one;
       table[at[step]] = two;
     }
-    if ((count & 1) != 0) table[*at] = results[*symbol] | length_bits;
+    if ((count & 1) != 0) table[*at] = results[*symbol] + length_bits;
     codeword += count;
     if (codeword == table_end) { // every codeword of this length used: the code is complete
       for (; length < root; ++length, table_end *= 2) std::memcpy(table + table_end, table, table_end * 4);
@@ -306,7 +316,7 @@ bool fill_table(code_kind kind, code_shape shape, const code_symbols& code, std:
       // code length code reads a length of 0 from it instead.
       if (kind == code_kind::precode) {
         root = precode_index_bits;
-        std::fill_n(table, std::size_t{1} << precode_index_bits, 1U << precode_length_at);
+        std::fill_n(table, std::size_t{1} << precode_index_bits, precode_length_unit);
         return true;
       }
       root = 1;
@@ -324,10 +334,10 @@ bool fill_table(code_kind kind, code_shape shape, const code_symbols& code, std:
   const std::uint32_t* results = results_of(kind);
   if (kind == code_kind::precode) { // codes of at most 7 bits: no subtable
     root = precode_index_bits;
-    return fill_root<precode_length_at>(results, code, table, root, length, codeword);
+    return fill_root<precode_length_unit>(results, code, table, root, length, codeword);
   }
   root = std::min(max_root, longest_of(code));
-  return fill_root<0>(results, code, table, root, length, codeword) ||
+  return fill_root<1>(results, code, table, root, length, codeword) ||
          fill_subtables(results, code, table, capacity, root, length, codeword);
 }
 
@@ -399,6 +409,29 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
   for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
 }
 
+// Eight copies of a code length at `to` (a repeat stores eight whatever its
+// count: deflate_decoder::lengths_ has room past the last length).
+inline void store_length_run(std::uint8_t* to, std::uint8_t value) noexcept {
+  const std::uint64_t run = value * std::uint64_t{0x0101010101010101};
+  std::memcpy(to, &run, sizeof run);
+}
+
+// The eight symbol numbers from `symbol` on at `to`, four to a 64-bit word
+// (no carry from one to the next: a symbol is below 288), for a repeat's
+// bucket entries (a bucket has room for eight past its last symbol).
+inline void store_symbol_run(std::uint16_t* to, std::size_t symbol) noexcept {
+  const std::uint64_t lanes = symbol * std::uint64_t{0x0001000100010001};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  const std::uint64_t low = lanes + 0x0000000100020003;
+  const std::uint64_t high = lanes + 0x0004000500060007;
+#else
+  const std::uint64_t low = lanes + 0x0003000200010000;
+  const std::uint64_t high = lanes + 0x0007000600050004;
+#endif
+  std::memcpy(to, &low, sizeof low);
+  std::memcpy(to + 4, &high, sizeof high);
+}
+
 // One code's lengths (the literal/length code's or the distance code's) as
 // the fast loop below decodes them.
 struct length_code {
@@ -429,17 +462,28 @@ struct length_code {
   const unsigned char* in = in_at;
   std::uint64_t bits = bit_buffer;
   unsigned count = bit_count;
+  // The last length and where its bucket's next entry goes (tail[previous]),
+  // in registers: a repeat of the previous length reloads neither.
+  unsigned previous = no_previous;
+  std::size_t previous_tail = 0;
+  if (code.first + symbol != 0) {
+    previous = lengths[static_cast<std::ptrdiff_t>(symbol) - 1];
+    previous_tail = tail[previous];
+  }
   // One code length (not a repeat), or false.
   const auto length_unit = [&]() {
     const std::uint32_t entry = precode[bits & index_mask];
     if ((entry & repeat_flag) != 0) return false;
     const unsigned value = entry & 0xFFU;
-    const unsigned length = (entry >> precode_length_at) & 0xFFU;
+    const unsigned length = (entry >> precode_used_at) & 0xFFU;
     bits >>= length;
     count -= length;
     lengths[symbol] = static_cast<std::uint8_t>(value);
-    sorted[tail[value]] = static_cast<std::uint16_t>(symbol);
-    tail[value] += 1;
+    const std::size_t at = tail[value];
+    sorted[at] = static_cast<std::uint16_t>(symbol);
+    tail[value] = at + 1;
+    previous = value;
+    previous_tail = at + 1;
     ++symbol;
     return true;
   };
@@ -455,26 +499,30 @@ struct length_code {
       while (unit < units && length_unit()) ++unit;
     }
     if (unit == units) continue;
+    // A repeat, with no branch on its kind or count: eight lengths and eight
+    // bucket entries are stored whatever the count (3 to 6, or for zeros 3
+    // to 138: the rest of a longer run of zeros is set apart). The lengths
+    // and each bucket have room for them past their last symbol, and a
+    // store past the count is overwritten by the next unit or lies beyond
+    // the bucket's count, never read. Zeros go in bucket 0 too, which no
+    // table reads: its entries are at most the code's zero lengths.
     const std::uint32_t entry = precode[bits & index_mask];
+    const unsigned used = (entry >> precode_used_at) & 0xFFU;
     const unsigned length = (entry >> precode_length_at) & 0xFFU;
-    const unsigned extra = (entry >> 16) & 0xFFU;
-    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(extra));
-    const bool previous = (entry & 0xFFU) == 16;
-    if (length + extra > count || repeat > end - symbol || (previous && code.first + symbol == 0)) break;
-    const std::uint8_t value = previous ? code.lengths[code.first + symbol - 1] : std::uint8_t{0};
-    if (value != 0) { // 3 to 6 times
-      const std::size_t at = tail[value];
-      for (unsigned i = 0; i < repeat; ++i) {
-        lengths[symbol + i] = value;
-        sorted[at + i] = static_cast<std::uint16_t>(symbol + i);
-      }
-      tail[value] = at + repeat;
-    } else {
-      std::memset(lengths + symbol, 0, repeat);
-    }
+    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(used - length));
+    const bool of_previous = (entry & 0xFFU) == 16;
+    const unsigned value = of_previous ? previous : 0;
+    if (used > count || repeat > end - symbol || value == no_previous) break;
+    const std::size_t at = of_previous ? previous_tail : tail[0];
+    store_length_run(lengths + symbol, static_cast<std::uint8_t>(value));
+    store_symbol_run(sorted + at, symbol);
+    if (repeat > 8) std::memset(lengths + symbol + 8, 0, repeat - 8);
+    tail[value] = at + repeat;
+    previous = value;
+    previous_tail = at + repeat;
     symbol += repeat;
-    bits >>= length + extra;
-    count -= length + extra;
+    bits >>= used;
+    count -= used;
   }
   in_at = in;
   bit_buffer = bits;
@@ -736,6 +784,10 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
 // or that zlib rejects. A repeat is checked as zlib does, after its extra
 // bits.
 deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
+  // decode_lengths_fast's eight stores of a repeat (of at least 3) stay
+  // within the lengths and the bucket they go to.
+  static_assert(std::tuple_size<decltype(lengths_)>::value >= 286 + 30 - 3 + run_room);
+  static_assert(litlen_bucket >= 286 - 3 + run_room && distance_bucket >= 30 - 3 + run_room);
   // A local copy of the cursor and index: the stores below could alias
   // members, which would otherwise be reloaded after each.
   cursor k = c;
@@ -775,12 +827,12 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
       sorted[tail[value]++] = static_cast<std::uint16_t>(symbol);
       continue;
     }
-    const unsigned extra = (entry >> 16) & 0xFFU;
-    if (length + extra > k.count) {
+    const unsigned used = (entry >> precode_used_at) & 0xFFU; // the code and its extra bits
+    if (used > k.count) {
       result = step::need_input;
       break;
     }
-    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((k.bits >> length) & low_bits(extra));
+    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((k.bits >> length) & low_bits(used - length));
     const bool previous = (entry & 0xFFU) == 16;
     if ((previous && read == 0) || repeat > total - read) { // nothing to repeat, or past the end
       result = step::corrupt;
@@ -798,7 +850,7 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
       }
     }
     read += repeat;
-    k.drop(length + extra);
+    k.drop(used);
   }
   c = k;
   lengths_read_ = read;
