@@ -200,9 +200,6 @@ struct code_symbols {
 // codeword counts up in natural order and is reversed by table, so that no
 // step waits on the one before. Returns false when codes longer than the
 // root remain, with the first one's length and reversed codeword.
-// `length_unit`: what an entry adds per bit of the code's length (1, or
-// precode_length_unit for the code length code).
-template <std::uint32_t length_unit>
 bool fill_root(const std::uint32_t* results, const code_symbols& code, std::uint32_t* table, unsigned root,
                unsigned& next_length, unsigned& next_codeword) noexcept {
   unsigned length = 1;
@@ -215,15 +212,15 @@ bool fill_root(const std::uint32_t* results, const code_symbols& code, std::uint
     const unsigned shift = max_root_bits - length;
     const std::uint16_t* at = reversed_bits.data() + (std::size_t{codeword} << shift);
     const std::size_t step = std::size_t{1} << shift;
-    const std::uint32_t length_bits = length * length_unit;
+    const std::uint32_t length_bits = length;
     const std::uint16_t* symbol = symbols;
     for (unsigned pairs = count / 2; pairs != 0; --pairs, symbol += 2, at += 2 * step) {
-      const std::uint32_t one = results[symbol[0]] + length_bits;
-      const std::uint32_t two = results[symbol[1]] + length_bits;
+      const std::uint32_t one = results[symbol[0]] | length_bits;
+      const std::uint32_t two = results[symbol[1]] | length_bits;
       table[at[0]] = one;
       table[at[step]] = two;
     }
-    if ((count & 1) != 0) table[*at] = results[*symbol] + length_bits;
+    if ((count & 1) != 0) table[*at] = results[*symbol] | length_bits;
     codeword += count;
     if (codeword == table_end) { // every codeword of this length used: the code is complete
       for (; length < root; ++length, table_end *= 2) std::memcpy(table + table_end, table, table_end * 4);
@@ -281,7 +278,7 @@ bool fill_subtables(const std::uint32_t* results, const code_symbols& code, std:
 }
 
 // A counting sort of `symbols` code lengths into buckets of `stride` (the
-// tables built once, and the code length code's).
+// tables built once).
 code_symbols sort_into(const std::uint8_t* lengths, unsigned symbols, std::uint16_t* buckets, std::size_t stride,
                        length_counts& counts) noexcept {
   counts.fill(0);
@@ -304,21 +301,14 @@ code_shape shape_of(code_kind kind, const code_symbols& code) noexcept {
 
 // Fills the decode table of a code of a shape zlib accepts from its symbols
 // by length. `root` receives the root table's index bits: at most
-// `max_root`, the longest code's length if shorter; for the code length code
-// always precode_index_bits. False: more room needed than `capacity` (not
-// reached: it is zlib's proven bound).
+// `max_root`, the longest code's length if shorter. False: more room needed
+// than `capacity` (not reached: it is zlib's proven bound).
 bool fill_table(code_kind kind, code_shape shape, const code_symbols& code, std::uint32_t* table, std::size_t capacity,
                 unsigned max_root, unsigned& root) noexcept {
   switch (shape) {
     case code_shape::invalid: return false; // not reached: checked before
     case code_shape::empty:
-      // zlib's table for no codes: one bit, then an error when decoded; the
-      // code length code reads a length of 0 from it instead.
-      if (kind == code_kind::precode) {
-        root = precode_index_bits;
-        std::fill_n(table, std::size_t{1} << precode_index_bits, precode_length_unit);
-        return true;
-      }
+      // zlib's table for no codes: one bit, then an error when decoded.
       root = 1;
       table[0] = table[1] = invalid_flag | 1U;
       return true;
@@ -332,12 +322,8 @@ bool fill_table(code_kind kind, code_shape shape, const code_symbols& code, std:
   unsigned length = 0;
   unsigned codeword = 0;
   const std::uint32_t* results = results_of(kind);
-  if (kind == code_kind::precode) { // codes of at most 7 bits: no subtable
-    root = precode_index_bits;
-    return fill_root<precode_length_unit>(results, code, table, root, length, codeword);
-  }
   root = std::min(max_root, longest_of(code));
-  return fill_root<1>(results, code, table, root, length, codeword) ||
+  return fill_root(results, code, table, root, length, codeword) ||
          fill_subtables(results, code, table, capacity, root, length, codeword);
 }
 
@@ -409,6 +395,71 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
   for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
 }
 
+// The code length code's table (1 << precode_index_bits entries) from its 19
+// lengths (0-7), or false for lengths zlib rejects: over-subscribed or
+// incomplete, except no code at all. The symbols are put in canonical order
+// with the count of each length a byte of one register (a count kept in
+// memory per length makes each symbol wait on the last of its length), then
+// stored by length, the table doubled in between (fill_root's way, with
+// copies of fixed size).
+bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table) noexcept {
+  constexpr unsigned size = 1U << precode_index_bits;
+  static_assert(precode_index_bits == 7, "lengths 0-7: a byte each in a 64-bit register");
+  const auto byte_of = [](std::uint64_t bytes, unsigned at) {
+    return static_cast<unsigned>((bytes >> (8 * at)) & 0xFFU);
+  };
+  std::uint64_t counts = 0; // byte n: the symbols of length n so far
+  std::array<std::uint8_t, precode_symbols> rank{};
+  for (unsigned symbol = 0; symbol < precode_symbols; ++symbol) {
+    const unsigned length = lengths[symbol];
+    rank[symbol] = static_cast<std::uint8_t>(byte_of(counts, length));
+    counts += std::uint64_t{1} << (8 * length);
+  }
+  unsigned used = 0;        // the entries the codes take: `size` for a complete code
+  std::uint64_t starts = 0; // byte n: where the symbols of length n start in canonical order
+  unsigned coded = 0;
+  for (unsigned length = 1; length <= precode_index_bits; ++length) {
+    used += byte_of(counts, length) << (precode_index_bits - length);
+    starts |= std::uint64_t{coded} << (8 * length);
+    coded += byte_of(counts, length);
+  }
+  if (used == 0) {
+    // zlib's table for no codes: one bit, then a length of 0 when decoded.
+    std::fill_n(table, size, precode_length_unit);
+    return true;
+  }
+  if (used != size) return false; // over-subscribed or incomplete
+  starts |= coded;                // the uncoded symbols after the coded ones, never read
+  std::array<std::uint8_t, 2 * precode_symbols> order{};
+  for (unsigned symbol = 0; symbol < precode_symbols; ++symbol) {
+    order[byte_of(starts, lengths[symbol]) + rank[symbol]] = static_cast<std::uint8_t>(symbol);
+  }
+  // Each length's codewords at the table size of that length, then the
+  // table doubled: what lies past a code shorter than the table is
+  // overwritten by a longer one, as the code is complete.
+  unsigned length = 1;
+  while (byte_of(counts, length) == 0) ++length;
+  std::size_t filled = std::size_t{1} << length;
+  unsigned codeword = 0; // the next codeword, most significant bit first
+  const std::uint8_t* symbol = order.data();
+  for (;;) {
+    const unsigned n = byte_of(counts, length);
+    const std::uint32_t length_bits = length * precode_length_unit;
+    for (unsigned i = 0; i < n; ++i, ++codeword) {
+      table[reversed_bits[codeword << (max_root_bits - length)]] = all_results.precode[*symbol++] + length_bits;
+    }
+    if (length == precode_index_bits) return true;
+    if (filled >= 4) {
+      for (std::size_t at = 0; at < filled; at += 4) std::memcpy(table + filled + at, table + at, 16);
+    } else {
+      for (std::size_t at = 0; at < filled; ++at) table[filled + at] = table[at];
+    }
+    filled *= 2;
+    codeword <<= 1;
+    ++length;
+  }
+}
+
 // Eight copies of a code length at `to` (a repeat stores eight whatever its
 // count: deflate_decoder::lengths_ has room past the last length).
 inline void store_length_run(std::uint8_t* to, std::uint8_t value) noexcept {
@@ -446,7 +497,8 @@ struct length_code {
 // The code lengths while 8 input bytes remain: up to eight units a refill
 // with no check of the bit count (a refill leaves at least 56 bits, a code
 // length takes at most 7; a repeat, up to 14, is checked, and ends the
-// group), each symbol put in the bucket of its length. Returns the next
+// group, as do the repeats after it), each symbol put in the bucket of its
+// length. Returns the next
 // symbol (of the code) to decode. Stops at a unit to decode the careful way:
 // a repeat whose bits may not all be there, one past the code's end (into
 // the next code or past the last), or one with nothing to repeat.
@@ -462,14 +514,6 @@ struct length_code {
   const unsigned char* in = in_at;
   std::uint64_t bits = bit_buffer;
   unsigned count = bit_count;
-  // The last length and where its bucket's next entry goes (tail[previous]),
-  // in registers: a repeat of the previous length reloads neither.
-  unsigned previous = no_previous;
-  std::size_t previous_tail = 0;
-  if (code.first + symbol != 0) {
-    previous = lengths[static_cast<std::ptrdiff_t>(symbol) - 1];
-    previous_tail = tail[previous];
-  }
   // One code length (not a repeat), or false.
   const auto length_unit = [&]() {
     const std::uint32_t entry = precode[bits & index_mask];
@@ -482,8 +526,6 @@ struct length_code {
     const std::size_t at = tail[value];
     sorted[at] = static_cast<std::uint16_t>(symbol);
     tail[value] = at + 1;
-    previous = value;
-    previous_tail = at + 1;
     ++symbol;
     return true;
   };
@@ -499,30 +541,51 @@ struct length_code {
       while (unit < units && length_unit()) ++unit;
     }
     if (unit == units) continue;
-    // A repeat, with no branch on its kind or count: eight lengths and eight
-    // bucket entries are stored whatever the count (3 to 6, or for zeros 3
-    // to 138: the rest of a longer run of zeros is set apart). The lengths
-    // and each bucket have room for them past their last symbol, and a
-    // store past the count is overwritten by the next unit or lies beyond
-    // the bucket's count, never read. Zeros go in bucket 0 too, which no
-    // table reads: its entries are at most the code's zero lengths.
-    const std::uint32_t entry = precode[bits & index_mask];
-    const unsigned used = (entry >> precode_used_at) & 0xFFU;
-    const unsigned length = (entry >> precode_length_at) & 0xFFU;
-    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(used - length));
-    const bool of_previous = (entry & 0xFFU) == 16;
-    const unsigned value = of_previous ? previous : 0;
-    if (used > count || repeat > end - symbol || value == no_previous) break;
-    const std::size_t at = of_previous ? previous_tail : tail[0];
-    store_length_run(lengths + symbol, static_cast<std::uint8_t>(value));
-    store_symbol_run(sorted + at, symbol);
-    if (repeat > 8) std::memset(lengths + symbol + 8, 0, repeat - 8);
-    tail[value] = at + repeat;
-    previous = value;
-    previous_tail = at + repeat;
-    symbol += repeat;
-    bits >>= used;
-    count -= used;
+    // Repeats, one after another while their bits are there (a refill when
+    // not), each with no branch on its kind or count: eight lengths and
+    // eight bucket entries are stored whatever the count (3 to 6, or for
+    // zeros 3 to 138: the rest of a longer run of zeros is set apart). The
+    // lengths and each bucket have room for them past their last symbol,
+    // and a store past the count is overwritten by the next unit or lies
+    // beyond the bucket's count, never read. Zeros go in bucket 0 too,
+    // which no table reads: its entries are at most the code's zero lengths.
+    // (A unit looked up with fewer bits than its code's length in the
+    // buffer gets an entry of a code longer than those bits, as no shorter
+    // code is a prefix of it.)
+    // The last length and where its bucket's next entry goes (tail[previous]),
+    // kept in registers from one repeat to the next.
+    unsigned previous = no_previous;
+    std::size_t previous_tail = 0;
+    if (code.first + symbol != 0) {
+      previous = lengths[static_cast<std::ptrdiff_t>(symbol) - 1];
+      previous_tail = tail[previous];
+    }
+    std::uint32_t entry = precode[bits & index_mask];
+    bool careful = false;
+    do {
+      const unsigned used = (entry >> precode_used_at) & 0xFFU;
+      if (used > count) break;
+      const unsigned length = (entry >> precode_length_at) & 0xFFU;
+      const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(used - length));
+      const bool of_previous = (entry & 0xFFU) == 16;
+      const unsigned value = of_previous ? previous : 0;
+      if (repeat > end - symbol || value == no_previous) {
+        careful = true;
+        break;
+      }
+      const std::size_t at = of_previous ? previous_tail : tail[0];
+      store_length_run(lengths + symbol, static_cast<std::uint8_t>(value));
+      store_symbol_run(sorted + at, symbol);
+      if (repeat > 8) std::memset(lengths + symbol + 8, 0, repeat - 8);
+      tail[value] = at + repeat;
+      previous = value;
+      previous_tail = at + repeat;
+      symbol += repeat;
+      bits >>= used;
+      count -= used;
+      entry = precode[bits & index_mask];
+    } while ((entry & repeat_flag) != 0);
+    if (careful) break;
   }
   in_at = in;
   bit_buffer = bits;
@@ -754,14 +817,7 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
     read += n;
   }
   for (unsigned i = precode_count_; i < precode_symbols; ++i) precode_lengths_[precode_order[i]] = 0;
-  std::array<std::uint16_t, std::size_t{8} * precode_symbols> buckets; // lengths 0-7
-  length_counts counts;
-  const code_symbols code =
-      sort_into(precode_lengths_.data(), precode_symbols, buckets.data(), precode_symbols, counts);
-  unsigned root = 0;
-  if (!build_table(code_kind::precode, code, precode_.data(), precode_.size(), precode_index_bits, root)) {
-    return step::corrupt;
-  }
+  if (!build_precode_table(precode_lengths_.data(), precode_.data())) return step::corrupt;
   static constexpr auto empty_buckets = [] {
     std::array<std::array<std::size_t, 16>, 2> tails{};
     for (std::size_t length = 0; length < 16; ++length) {
