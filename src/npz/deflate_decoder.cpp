@@ -36,14 +36,20 @@ constexpr unsigned distance_symbols = 32;
 constexpr unsigned precode_symbols = 19;
 // The code length code's table is indexed by 7 bits, its longest code.
 constexpr unsigned precode_index_bits = 7;
-// A code length code entry with this bit is a repeat (symbols 16-18).
-constexpr std::uint32_t repeat_flag = 16U;
-// Where a code length code entry holds the bits its unit takes (the code's
-// length and, for a repeat, its extra bits), and the code's length: filling
-// the table adds the code's length times precode_length_unit.
-constexpr unsigned precode_used_at = 8;
+// Where a code length code entry holds the symbol, and the code's length
+// (bits 0-7 are the bits its unit takes: the code's length and, for a
+// repeat, its extra bits); filling the table adds the code's length times
+// precode_length_unit.
+constexpr unsigned precode_symbol_at = 8;
 constexpr unsigned precode_length_at = 16;
-constexpr std::uint32_t precode_length_unit = 1U << precode_used_at | 1U << precode_length_at;
+constexpr std::uint32_t precode_length_unit = 1U | 1U << precode_length_at;
+// A code length code entry with this bit is a repeat (symbols 16-18).
+constexpr std::uint32_t repeat_flag = 16U << precode_symbol_at;
+// The bits a code length code's unit takes, as a shift count: an x86 shift
+// takes its count modulo 64 (so the compiler leaves the mask out), and a
+// unit takes at most 14 bits.
+constexpr unsigned precode_used(std::uint32_t entry) noexcept { return entry & 63U; }
+constexpr unsigned precode_symbol(std::uint32_t entry) noexcept { return (entry >> precode_symbol_at) & 0xFFU; }
 // The previous length before a header's first (not a length: repeating it
 // is an error).
 constexpr unsigned no_previous = 16;
@@ -105,17 +111,18 @@ unsigned reverse(unsigned code, unsigned length) noexcept {
 enum class code_kind { precode, litlen, distance };
 
 // What decoding `symbol` gives, less its code length. The code length code's
-// entries differ: bits 0-7 the symbol (0-18), bits 8-15 the bits the unit
-// takes (here a repeat's extra bits, to which the code's length is added),
+// entries differ: bits 0-7 the bits the unit takes (here a repeat's extra
+// bits, to which the code's length is added), bits 8-15 the symbol (0-18),
 // bits 16-23 the code's length (added), bits 24-31 a repeat's least count.
-// A repeat's whole width in one field keeps the extra bits' width off the
-// bit buffer's dependency chain.
+// A repeat's whole width in one field, the low byte, keeps the extra bits'
+// width off the bit buffer's dependency chain, and the low byte is a shift
+// count as it is.
 constexpr std::uint32_t symbol_result(code_kind kind, unsigned symbol) noexcept {
   if (kind == code_kind::precode) {
-    if (symbol < 16) return symbol;
+    if (symbol < 16) return symbol << precode_symbol_at;
     const unsigned extra = symbol == 16 ? 2 : symbol == 17 ? 3 : 7;
     const unsigned least = symbol == 18 ? 11 : 3;
-    return least << 24 | extra << precode_used_at | symbol;
+    return least << 24 | symbol << precode_symbol_at | extra;
   }
   if (kind == code_kind::distance) {
     if (symbol >= 30) return invalid_flag;
@@ -518,10 +525,9 @@ struct length_code {
   const auto length_unit = [&]() {
     const std::uint32_t entry = precode[bits & index_mask];
     if ((entry & repeat_flag) != 0) return false;
-    const unsigned value = entry & 0xFFU;
-    const unsigned length = (entry >> precode_used_at) & 0xFFU;
-    bits >>= length;
-    count -= length;
+    const unsigned value = precode_symbol(entry);
+    bits >>= precode_used(entry);
+    count -= precode_used(entry);
     lengths[symbol] = static_cast<std::uint8_t>(value);
     const std::size_t at = tail[value];
     sorted[at] = static_cast<std::uint16_t>(symbol);
@@ -563,11 +569,11 @@ struct length_code {
     std::uint32_t entry = precode[bits & index_mask];
     bool careful = false;
     do {
-      const unsigned used = (entry >> precode_used_at) & 0xFFU;
+      const unsigned used = precode_used(entry);
       if (used > count) break;
       const unsigned length = (entry >> precode_length_at) & 0xFFU;
       const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(used - length));
-      const bool of_previous = (entry & 0xFFU) == 16;
+      const bool of_previous = precode_symbol(entry) == 16;
       const unsigned value = of_previous ? previous : 0;
       if (repeat > end - symbol || value == no_previous) {
         careful = true;
@@ -877,19 +883,19 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
       break;
     }
     if ((entry & repeat_flag) == 0) {
-      const unsigned value = entry & 0xFFU;
+      const unsigned value = precode_symbol(entry);
       k.drop(length);
       lengths[read++] = static_cast<std::uint8_t>(value);
       sorted[tail[value]++] = static_cast<std::uint16_t>(symbol);
       continue;
     }
-    const unsigned used = (entry >> precode_used_at) & 0xFFU; // the code and its extra bits
+    const unsigned used = precode_used(entry); // the code and its extra bits
     if (used > k.count) {
       result = step::need_input;
       break;
     }
     const unsigned repeat = (entry >> 24) + static_cast<unsigned>((k.bits >> length) & low_bits(used - length));
-    const bool previous = (entry & 0xFFU) == 16;
+    const bool previous = precode_symbol(entry) == 16;
     if ((previous && read == 0) || repeat > total - read) { // nothing to repeat, or past the end
       result = step::corrupt;
       break;
