@@ -739,6 +739,26 @@ TEST_CASE("deflate_decoder: dense headers, repeats stored eight at a time", "[de
     }
     CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
   }
+  SECTION("zeros to 281 in bucket 0 one by one, then a repeat of zeros: its eight stores stay out of bucket 1") {
+    // Literal/length 'a' and the end of block, one bit each; every other
+    // length 0, the last three by repeat; one distance code of one bit.
+    std::vector<unsigned> litlen(286, 0);
+    litlen['a'] = 1;
+    litlen[256] = 1;
+    const std::vector<unsigned> distance = {1};
+    std::vector<length_unit> units;
+    for (unsigned symbol = 0; symbol < 283; ++symbol) units.push_back({litlen[symbol], 0});
+    units.push_back({17, 0}); // 283-285
+    units.push_back({1, 0});  // distance 0
+    bit_writer w;
+    std::size_t produced = 0;
+    for (int block = 0; block < 3; ++block) {
+      write_dynamic_block(w, rng, block == 2, litlen, distance, units, 30, produced);
+    }
+    bytes out;
+    CHECK(verdict_all_ways(w.done(), &out) == inflate_verdict::ended);
+    CHECK(out == bytes(90, 'a'));
+  }
   SECTION("a repeat with nothing before it, or past the last length, with input to spare") {
     std::vector<unsigned> precode(19, 0);
     precode[16] = 1;
