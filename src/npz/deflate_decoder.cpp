@@ -505,10 +505,10 @@ struct length_code {
 // with no check of the bit count (a refill leaves at least 56 bits, a code
 // length takes at most 7; a repeat, up to 14, is checked, and ends the
 // group, as do the repeats after it), each symbol put in the bucket of its
-// length. Returns the next
-// symbol (of the code) to decode. Stops at a unit to decode the careful way:
-// a repeat whose bits may not all be there, one past the code's end (into
-// the next code or past the last), or one with nothing to repeat.
+// length. Returns the next symbol (of the code) to decode. Stops at a unit
+// to decode the careful way: one whose bits may not all be there once fewer
+// than 8 input bytes remain, one past the code's end (into the next code or
+// past the last), or a repeat with nothing to repeat.
 [[gnu::noinline]] unsigned decode_lengths_fast(const length_code& code, std::size_t symbol, const unsigned char*& in_at,
                                                const unsigned char* in_end, std::uint64_t& bit_buffer,
                                                unsigned& bit_count) noexcept {
@@ -558,6 +558,7 @@ struct length_code {
     // (A unit looked up with fewer bits than its code's length in the
     // buffer gets an entry of a code longer than those bits, as no shorter
     // code is a prefix of it.)
+    //
     // The last length and where its bucket's next entry goes (tail[previous]),
     // kept in registers from one repeat to the next.
     unsigned previous = no_previous;
