@@ -679,3 +679,110 @@ TEST_CASE("deflate_decoder: repeats across the literal/length and distance codes
     CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
   }
 }
+
+TEST_CASE("deflate_decoder: dense headers, repeats stored eight at a time", "[deflate]") {
+  // The header decoder stores eight lengths and eight bucket entries for a
+  // repeat whatever its count, keeps the previous length's bucket in a
+  // register, and sends zeros to bucket 0; these streams have at least 8
+  // bytes after each header, so that the fast loop decodes them.
+  std::mt19937 rng(36);
+  SECTION("a bucket of 280 literal/length and one of 28 distance symbols, filled by repeats to their last") {
+    // 280 codes of 9 bits and codes of 2, 3, 4 and 6 bits: complete.
+    std::vector<unsigned> litlen(286, 0);
+    std::fill(litlen.begin(), litlen.begin() + 280, 9U);
+    litlen[280] = 2;
+    litlen[281] = 3;
+    litlen[282] = 4;
+    litlen[283] = 6;
+    std::vector<unsigned> distance(30, 5);
+    distance[28] = 4;
+    distance[29] = 4;
+    std::vector<length_unit> units = {{9, 0}};
+    for (int i = 0; i < 46; ++i) units.push_back({16, 3}); // 6 each
+    units.push_back({16, 0});                              // 3: symbol 279, the bucket's last
+    for (unsigned symbol = 280; symbol < 286; ++symbol) units.push_back({litlen[symbol], 0});
+    units.push_back({5, 0});
+    for (int i = 0; i < 4; ++i) units.push_back({16, 3});
+    units.push_back({16, 0}); // distance 25-27, the bucket's last
+    units.push_back({4, 0});
+    units.push_back({4, 0});
+    bit_writer w;
+    std::size_t produced = 0;
+    for (int block = 0; block < 6; ++block) {
+      write_dynamic_block(w, rng, block == 5, litlen, distance, units, block % 2 == 0 ? 3 : 40, produced);
+    }
+    CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+  }
+  SECTION("the distance code's first lengths a repeat of the literal/length code's last; zeros then repeats of 0") {
+    // Literal/length: 'a', 'b', 'c' and the end of block, 2 bits each;
+    // distance: four codes of 2 bits, all from one repeat of the last
+    // literal/length length.
+    std::vector<unsigned> litlen(257, 0);
+    litlen['a'] = litlen['b'] = litlen['c'] = litlen[256] = 2;
+    const std::vector<unsigned> distance(4, 2);
+    std::vector<length_unit> units = {{18, 90 - 11}, {0, 0}, {16, 3}}; // 0-96 zeros, the last 6 by repeat
+    units.push_back({2, 0});                                           // 'a'
+    units.push_back({2, 0});                                           // 'b'
+    units.push_back({2, 0});                                           // 'c'
+    units.push_back({17, 7});                                          // 100-109
+    units.push_back({0, 0});                                           // 110
+    units.push_back({16, 0});                                          // 111-113: a repeat of a zero
+    units.push_back({18, 138 - 11});                                   // 114-251
+    units.push_back({17, 0});                                          // 252-254
+    units.push_back({0, 0});                                           // 255
+    units.push_back({2, 0});                                           // 256
+    units.push_back({16, 1});                                          // distances 0-3
+    bit_writer w;
+    std::size_t produced = 0;
+    for (int block = 0; block < 4; ++block) {
+      write_dynamic_block(w, rng, block == 3, litlen, distance, units, block % 2 == 0 ? 2 : 40, produced);
+    }
+    CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+  }
+  SECTION("zeros to 281 in bucket 0 one by one, then a repeat of zeros: its eight stores stay out of bucket 1") {
+    // Literal/length 'a' and the end of block, one bit each; every other
+    // length 0, the last three by repeat; one distance code of one bit.
+    std::vector<unsigned> litlen(286, 0);
+    litlen['a'] = 1;
+    litlen[256] = 1;
+    const std::vector<unsigned> distance = {1};
+    std::vector<length_unit> units;
+    for (unsigned symbol = 0; symbol < 283; ++symbol) units.push_back({litlen[symbol], 0});
+    units.push_back({17, 0}); // 283-285
+    units.push_back({1, 0});  // distance 0
+    bit_writer w;
+    std::size_t produced = 0;
+    for (int block = 0; block < 3; ++block) {
+      write_dynamic_block(w, rng, block == 2, litlen, distance, units, 30, produced);
+    }
+    bytes out;
+    CHECK(verdict_all_ways(w.done(), &out) == inflate_verdict::ended);
+    CHECK(out == bytes(90, 'a'));
+  }
+  SECTION("a repeat with nothing before it, or past the last length, with input to spare") {
+    std::vector<unsigned> precode(19, 0);
+    precode[16] = 1;
+    precode[18] = 1;
+    bit_writer first;
+    first.put(1, 1).put(2, 2).put(0, 5).put(0, 5).put(15, 4);
+    for (unsigned symbol : precode_order) first.put(precode[symbol], 3);
+    first.code(0, 1).put(3, 2).put(0, 32).put(0, 32).put(0, 32);
+    CHECK(verdict_all_ways(first.done()) == inflate_verdict::corrupt);
+    bit_writer past;
+    past.put(1, 1).put(2, 2).put(0, 5).put(0, 5).put(15, 4);
+    for (unsigned symbol : precode_order) past.put(precode[symbol], 3);
+    past.code(1, 1).put(127, 7).code(1, 1).put(127, 7).code(1, 1).put(127, 7).put(0, 32).put(0, 32).put(0, 32);
+    CHECK(verdict_all_ways(past.done()) == inflate_verdict::corrupt);
+    // A repeat of a nonzero length that would pass the last by one.
+    std::vector<unsigned> two(19, 0);
+    two[16] = 1;
+    two[1] = 1;
+    bit_writer over;
+    over.put(1, 1).put(2, 2).put(0, 5).put(0, 5).put(15, 4);
+    for (unsigned symbol : precode_order) over.put(two[symbol], 3);
+    over.code(0, 1); // a length of 1 (code 0), then repeats of 6 up to 253, and one of 6 from 253
+    for (int i = 0; i < 42; ++i) over.code(1, 1).put(3, 2);
+    over.code(1, 1).put(3, 2).put(0, 32).put(0, 32).put(0, 32);
+    CHECK(verdict_all_ways(over.done()) == inflate_verdict::corrupt);
+  }
+}

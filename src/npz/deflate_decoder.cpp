@@ -1,6 +1,7 @@
 #include "npz/deflate_decoder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace npyguard::npz::detail {
@@ -33,12 +34,25 @@ constexpr unsigned max_code_length = 15;
 constexpr unsigned litlen_symbols = 288; // 286 and 287 exist in fixed blocks only
 constexpr unsigned distance_symbols = 32;
 constexpr unsigned precode_symbols = 19;
-// The code length code's table is indexed by 8 bits (its codes are at most
-// 7): a byte, and room for a code and the next code's first bit.
-constexpr unsigned precode_index_bits = 8;
+// The code length code's table is indexed by 7 bits, its longest code.
+constexpr unsigned precode_index_bits = 7;
+// Where a code length code entry holds the symbol, and the code's length
+// (bits 0-7 are the bits its unit takes: the code's length and, for a
+// repeat, its extra bits); filling the table adds the code's length times
+// precode_length_unit.
+constexpr unsigned precode_symbol_at = 8;
+constexpr unsigned precode_length_at = 16;
+constexpr std::uint32_t precode_length_unit = 1U | 1U << precode_length_at;
 // A code length code entry with this bit is a repeat (symbols 16-18).
-constexpr std::uint32_t repeat_flag = 16U;
-constexpr unsigned precode_length_at = 8;
+constexpr std::uint32_t repeat_flag = 16U << precode_symbol_at;
+// The bits a code length code's unit takes, as a shift count: an x86 shift
+// takes its count modulo 64 (so the compiler leaves the mask out), and a
+// unit takes at most 14 bits.
+constexpr unsigned precode_used(std::uint32_t entry) noexcept { return entry & 63U; }
+constexpr unsigned precode_symbol(std::uint32_t entry) noexcept { return (entry >> precode_symbol_at) & 0xFFU; }
+// The previous length before a header's first (not a length: repeating it
+// is an error).
+constexpr unsigned no_previous = 16;
 // A code length with its extra bits: at most 7 + 7 bits.
 constexpr unsigned max_code_length_unit = 14;
 // A dynamic block's units (literals, matches, the end of block) decoded a
@@ -97,15 +111,18 @@ unsigned reverse(unsigned code, unsigned length) noexcept {
 enum class code_kind { precode, litlen, distance };
 
 // What decoding `symbol` gives, less its code length. The code length code's
-// entries differ: bits 0-7 the symbol (0-18), bits 8-15 the code's length,
-// and for a repeat (16, 17, 18) bits 16-23 its extra bits and bits 24-31 its
-// least count.
+// entries differ: bits 0-7 the bits the unit takes (here a repeat's extra
+// bits, to which the code's length is added), bits 8-15 the symbol (0-18),
+// bits 16-23 the code's length (added), bits 24-31 a repeat's least count.
+// A repeat's whole width in one field, the low byte, keeps the extra bits'
+// width off the bit buffer's dependency chain, and the low byte is a shift
+// count as it is.
 constexpr std::uint32_t symbol_result(code_kind kind, unsigned symbol) noexcept {
   if (kind == code_kind::precode) {
-    if (symbol < 16) return symbol;
+    if (symbol < 16) return symbol << precode_symbol_at;
     const unsigned extra = symbol == 16 ? 2 : symbol == 17 ? 3 : 7;
     const unsigned least = symbol == 18 ? 11 : 3;
-    return least << 24 | extra << 16 | symbol;
+    return least << 24 | symbol << precode_symbol_at | extra;
   }
   if (kind == code_kind::distance) {
     if (symbol >= 30) return invalid_flag;
@@ -190,9 +207,6 @@ struct code_symbols {
 // codeword counts up in natural order and is reversed by table, so that no
 // step waits on the one before. Returns false when codes longer than the
 // root remain, with the first one's length and reversed codeword.
-// `length_at`: where an entry holds the code's length (bit 0, or
-// precode_length_at for the code length code).
-template <unsigned length_at>
 bool fill_root(const std::uint32_t* results, const code_symbols& code, std::uint32_t* table, unsigned root,
                unsigned& next_length, unsigned& next_codeword) noexcept {
   unsigned length = 1;
@@ -205,7 +219,7 @@ bool fill_root(const std::uint32_t* results, const code_symbols& code, std::uint
     const unsigned shift = max_root_bits - length;
     const std::uint16_t* at = reversed_bits.data() + (std::size_t{codeword} << shift);
     const std::size_t step = std::size_t{1} << shift;
-    const std::uint32_t length_bits = length << length_at;
+    const std::uint32_t length_bits = length;
     const std::uint16_t* symbol = symbols;
     for (unsigned pairs = count / 2; pairs != 0; --pairs, symbol += 2, at += 2 * step) {
       const std::uint32_t one = results[symbol[0]] | length_bits;
@@ -271,7 +285,7 @@ bool fill_subtables(const std::uint32_t* results, const code_symbols& code, std:
 }
 
 // A counting sort of `symbols` code lengths into buckets of `stride` (the
-// tables built once, and the code length code's).
+// tables built once).
 code_symbols sort_into(const std::uint8_t* lengths, unsigned symbols, std::uint16_t* buckets, std::size_t stride,
                        length_counts& counts) noexcept {
   counts.fill(0);
@@ -294,21 +308,14 @@ code_shape shape_of(code_kind kind, const code_symbols& code) noexcept {
 
 // Fills the decode table of a code of a shape zlib accepts from its symbols
 // by length. `root` receives the root table's index bits: at most
-// `max_root`, the longest code's length if shorter; for the code length code
-// always precode_index_bits. False: more room needed than `capacity` (not
-// reached: it is zlib's proven bound).
+// `max_root`, the longest code's length if shorter. False: more room needed
+// than `capacity` (not reached: it is zlib's proven bound).
 bool fill_table(code_kind kind, code_shape shape, const code_symbols& code, std::uint32_t* table, std::size_t capacity,
                 unsigned max_root, unsigned& root) noexcept {
   switch (shape) {
     case code_shape::invalid: return false; // not reached: checked before
     case code_shape::empty:
-      // zlib's table for no codes: one bit, then an error when decoded; the
-      // code length code reads a length of 0 from it instead.
-      if (kind == code_kind::precode) {
-        root = precode_index_bits;
-        std::fill_n(table, std::size_t{1} << precode_index_bits, 1U << precode_length_at);
-        return true;
-      }
+      // zlib's table for no codes: one bit, then an error when decoded.
       root = 1;
       table[0] = table[1] = invalid_flag | 1U;
       return true;
@@ -322,12 +329,8 @@ bool fill_table(code_kind kind, code_shape shape, const code_symbols& code, std:
   unsigned length = 0;
   unsigned codeword = 0;
   const std::uint32_t* results = results_of(kind);
-  if (kind == code_kind::precode) { // codes of at most 7 bits: no subtable
-    root = precode_index_bits;
-    return fill_root<precode_length_at>(results, code, table, root, length, codeword);
-  }
   root = std::min(max_root, longest_of(code));
-  return fill_root<0>(results, code, table, root, length, codeword) ||
+  return fill_root(results, code, table, root, length, codeword) ||
          fill_subtables(results, code, table, capacity, root, length, codeword);
 }
 
@@ -399,6 +402,94 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
   for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
 }
 
+// The code length code's table (1 << precode_index_bits entries) from its 19
+// lengths (0-7), or false for lengths zlib rejects: over-subscribed or
+// incomplete, except no code at all. The symbols are put in canonical order
+// with the count of each length a byte of one register (a count kept in
+// memory per length makes each symbol wait on the last of its length), then
+// stored by length, the table doubled in between (fill_root's way, with
+// copies of fixed size).
+bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table) noexcept {
+  constexpr unsigned size = 1U << precode_index_bits;
+  static_assert(precode_index_bits == 7, "lengths 0-7: a byte each in a 64-bit register");
+  const auto byte_of = [](std::uint64_t bytes, unsigned at) {
+    return static_cast<unsigned>((bytes >> (8 * at)) & 0xFFU);
+  };
+  std::uint64_t counts = 0; // byte n: the symbols of length n so far
+  std::array<std::uint8_t, precode_symbols> rank{};
+  for (unsigned symbol = 0; symbol < precode_symbols; ++symbol) {
+    const unsigned length = lengths[symbol];
+    rank[symbol] = static_cast<std::uint8_t>(byte_of(counts, length));
+    counts += std::uint64_t{1} << (8 * length);
+  }
+  unsigned used = 0;        // the entries the codes take: `size` for a complete code
+  std::uint64_t starts = 0; // byte n: where the symbols of length n start in canonical order
+  unsigned coded = 0;
+  for (unsigned length = 1; length <= precode_index_bits; ++length) {
+    used += byte_of(counts, length) << (precode_index_bits - length);
+    starts |= std::uint64_t{coded} << (8 * length);
+    coded += byte_of(counts, length);
+  }
+  if (used == 0) {
+    // zlib's table for no codes: one bit, then a length of 0 when decoded.
+    std::fill_n(table, size, precode_length_unit);
+    return true;
+  }
+  if (used != size) return false; // over-subscribed or incomplete
+  starts |= coded;                // the uncoded symbols after the coded ones, never read
+  std::array<std::uint8_t, 2 * precode_symbols> order{};
+  for (unsigned symbol = 0; symbol < precode_symbols; ++symbol) {
+    order[byte_of(starts, lengths[symbol]) + rank[symbol]] = static_cast<std::uint8_t>(symbol);
+  }
+  // Each length's codewords at the table size of that length, then the
+  // table doubled: what lies past a code shorter than the table is
+  // overwritten by a longer one, as the code is complete.
+  unsigned length = 1;
+  while (byte_of(counts, length) == 0) ++length;
+  std::size_t filled = std::size_t{1} << length;
+  unsigned codeword = 0; // the next codeword, most significant bit first
+  const std::uint8_t* symbol = order.data();
+  for (;;) {
+    const unsigned n = byte_of(counts, length);
+    const std::uint32_t length_bits = length * precode_length_unit;
+    for (unsigned i = 0; i < n; ++i, ++codeword) {
+      table[reversed_bits[codeword << (max_root_bits - length)]] = all_results.precode[*symbol++] + length_bits;
+    }
+    if (length == precode_index_bits) return true;
+    if (filled >= 4) {
+      for (std::size_t at = 0; at < filled; at += 4) std::memcpy(table + filled + at, table + at, 16);
+    } else {
+      for (std::size_t at = 0; at < filled; ++at) table[filled + at] = table[at];
+    }
+    filled *= 2;
+    codeword <<= 1;
+    ++length;
+  }
+}
+
+// Eight copies of a code length at `to` (a repeat stores eight whatever its
+// count: deflate_decoder::lengths_ has room past the last length).
+inline void store_length_run(std::uint8_t* to, std::uint8_t value) noexcept {
+  const std::uint64_t run = value * std::uint64_t{0x0101010101010101};
+  std::memcpy(to, &run, sizeof run);
+}
+
+// The eight symbol numbers from `symbol` on at `to`, four to a 64-bit word
+// (no carry from one to the next: a symbol is below 288), for a repeat's
+// bucket entries (a bucket has room for eight past its last symbol).
+inline void store_symbol_run(std::uint16_t* to, std::size_t symbol) noexcept {
+  const std::uint64_t lanes = symbol * std::uint64_t{0x0001000100010001};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  const std::uint64_t low = lanes + 0x0000000100020003;
+  const std::uint64_t high = lanes + 0x0004000500060007;
+#else
+  const std::uint64_t low = lanes + 0x0003000200010000;
+  const std::uint64_t high = lanes + 0x0007000600050004;
+#endif
+  std::memcpy(to, &low, sizeof low);
+  std::memcpy(to + 4, &high, sizeof high);
+}
+
 // One code's lengths (the literal/length code's or the distance code's) as
 // the fast loop below decodes them.
 struct length_code {
@@ -413,10 +504,11 @@ struct length_code {
 // The code lengths while 8 input bytes remain: up to eight units a refill
 // with no check of the bit count (a refill leaves at least 56 bits, a code
 // length takes at most 7; a repeat, up to 14, is checked, and ends the
-// group), each symbol put in the bucket of its length. Returns the next
-// symbol (of the code) to decode. Stops at a unit to decode the careful way:
-// a repeat whose bits may not all be there, one past the code's end (into
-// the next code or past the last), or one with nothing to repeat.
+// group, as do the repeats after it), each symbol put in the bucket of its
+// length. Returns the next symbol (of the code) to decode. Stops at a unit
+// to decode the careful way: one whose bits may not all be there once fewer
+// than 8 input bytes remain, one past the code's end (into the next code or
+// past the last), or a repeat with nothing to repeat.
 [[gnu::noinline]] unsigned decode_lengths_fast(const length_code& code, std::size_t symbol, const unsigned char*& in_at,
                                                const unsigned char* in_end, std::uint64_t& bit_buffer,
                                                unsigned& bit_count) noexcept {
@@ -433,13 +525,13 @@ struct length_code {
   const auto length_unit = [&]() {
     const std::uint32_t entry = precode[bits & index_mask];
     if ((entry & repeat_flag) != 0) return false;
-    const unsigned value = entry & 0xFFU;
-    const unsigned length = (entry >> precode_length_at) & 0xFFU;
-    bits >>= length;
-    count -= length;
+    const unsigned value = precode_symbol(entry);
+    bits >>= precode_used(entry);
+    count -= precode_used(entry);
     lengths[symbol] = static_cast<std::uint8_t>(value);
-    sorted[tail[value]] = static_cast<std::uint16_t>(symbol);
-    tail[value] += 1;
+    const std::size_t at = tail[value];
+    sorted[at] = static_cast<std::uint16_t>(symbol);
+    tail[value] = at + 1;
     ++symbol;
     return true;
   };
@@ -455,26 +547,52 @@ struct length_code {
       while (unit < units && length_unit()) ++unit;
     }
     if (unit == units) continue;
-    const std::uint32_t entry = precode[bits & index_mask];
-    const unsigned length = (entry >> precode_length_at) & 0xFFU;
-    const unsigned extra = (entry >> 16) & 0xFFU;
-    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(extra));
-    const bool previous = (entry & 0xFFU) == 16;
-    if (length + extra > count || repeat > end - symbol || (previous && code.first + symbol == 0)) break;
-    const std::uint8_t value = previous ? code.lengths[code.first + symbol - 1] : std::uint8_t{0};
-    if (value != 0) { // 3 to 6 times
-      const std::size_t at = tail[value];
-      for (unsigned i = 0; i < repeat; ++i) {
-        lengths[symbol + i] = value;
-        sorted[at + i] = static_cast<std::uint16_t>(symbol + i);
-      }
-      tail[value] = at + repeat;
-    } else {
-      std::memset(lengths + symbol, 0, repeat);
+    // Repeats, one after another while their bits are there (a refill when
+    // not), each with no branch on its kind or count: eight lengths and
+    // eight bucket entries are stored whatever the count (3 to 6, or for
+    // zeros 3 to 138: the rest of a longer run of zeros is set apart). The
+    // lengths and each bucket have room for them past their last symbol,
+    // and a store past the count is overwritten by the next unit or lies
+    // beyond the bucket's count, never read. Zeros go in bucket 0 too,
+    // which no table reads: its entries are at most the code's zero lengths.
+    // (A unit looked up with fewer bits than its code's length in the
+    // buffer gets an entry of a code longer than those bits, as no shorter
+    // code is a prefix of it.)
+    //
+    // The last length and where its bucket's next entry goes (tail[previous]),
+    // kept in registers from one repeat to the next.
+    unsigned previous = no_previous;
+    std::size_t previous_tail = 0;
+    if (code.first + symbol != 0) {
+      previous = lengths[static_cast<std::ptrdiff_t>(symbol) - 1];
+      previous_tail = tail[previous];
     }
-    symbol += repeat;
-    bits >>= length + extra;
-    count -= length + extra;
+    std::uint32_t entry = precode[bits & index_mask];
+    bool careful = false;
+    do {
+      const unsigned used = precode_used(entry);
+      if (used > count) break;
+      const unsigned length = (entry >> precode_length_at) & 0xFFU;
+      const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(used - length));
+      const bool of_previous = precode_symbol(entry) == 16;
+      const unsigned value = of_previous ? previous : 0;
+      if (repeat > end - symbol || value == no_previous) {
+        careful = true;
+        break;
+      }
+      const std::size_t at = of_previous ? previous_tail : tail[0];
+      store_length_run(lengths + symbol, static_cast<std::uint8_t>(value));
+      store_symbol_run(sorted + at, symbol);
+      if (repeat > 8) std::memset(lengths + symbol + 8, 0, repeat - 8);
+      tail[value] = at + repeat;
+      previous = value;
+      previous_tail = at + repeat;
+      symbol += repeat;
+      bits >>= used;
+      count -= used;
+      entry = precode[bits & index_mask];
+    } while ((entry & repeat_flag) != 0);
+    if (careful) break;
   }
   in_at = in;
   bit_buffer = bits;
@@ -706,14 +824,7 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
     read += n;
   }
   for (unsigned i = precode_count_; i < precode_symbols; ++i) precode_lengths_[precode_order[i]] = 0;
-  std::array<std::uint16_t, std::size_t{8} * precode_symbols> buckets; // lengths 0-7
-  length_counts counts;
-  const code_symbols code =
-      sort_into(precode_lengths_.data(), precode_symbols, buckets.data(), precode_symbols, counts);
-  unsigned root = 0;
-  if (!build_table(code_kind::precode, code, precode_.data(), precode_.size(), precode_index_bits, root)) {
-    return step::corrupt;
-  }
+  if (!build_precode_table(precode_lengths_.data(), precode_.data())) return step::corrupt;
   static constexpr auto empty_buckets = [] {
     std::array<std::array<std::size_t, 16>, 2> tails{};
     for (std::size_t length = 0; length < 16; ++length) {
@@ -736,6 +847,10 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
 // or that zlib rejects. A repeat is checked as zlib does, after its extra
 // bits.
 deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
+  // decode_lengths_fast's eight stores of a repeat (of at least 3) stay
+  // within the lengths and the bucket they go to.
+  static_assert(std::tuple_size<decltype(lengths_)>::value >= 286 + 30 - 3 + run_room);
+  static_assert(litlen_bucket >= 286 - 3 + run_room && distance_bucket >= 30 - 3 + run_room);
   // A local copy of the cursor and index: the stores below could alias
   // members, which would otherwise be reloaded after each.
   cursor k = c;
@@ -769,19 +884,19 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
       break;
     }
     if ((entry & repeat_flag) == 0) {
-      const unsigned value = entry & 0xFFU;
+      const unsigned value = precode_symbol(entry);
       k.drop(length);
       lengths[read++] = static_cast<std::uint8_t>(value);
       sorted[tail[value]++] = static_cast<std::uint16_t>(symbol);
       continue;
     }
-    const unsigned extra = (entry >> 16) & 0xFFU;
-    if (length + extra > k.count) {
+    const unsigned used = precode_used(entry); // the code and its extra bits
+    if (used > k.count) {
       result = step::need_input;
       break;
     }
-    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((k.bits >> length) & low_bits(extra));
-    const bool previous = (entry & 0xFFU) == 16;
+    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((k.bits >> length) & low_bits(used - length));
+    const bool previous = precode_symbol(entry) == 16;
     if ((previous && read == 0) || repeat > total - read) { // nothing to repeat, or past the end
       result = step::corrupt;
       break;
@@ -798,7 +913,7 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
       }
     }
     read += repeat;
-    k.drop(length + extra);
+    k.drop(used);
   }
   c = k;
   lengths_read_ = read;

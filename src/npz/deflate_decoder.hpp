@@ -105,10 +105,10 @@ private:
   void keep_history(const unsigned char* begin, std::size_t size) noexcept;
 
   // Tables (entry layout in deflate_decoder.cpp). The code length code's
-  // is indexed by 8 bits whatever its longest code (at most 7 bits).
+  // is indexed by 7 bits whatever its longest code (at most 7 bits).
   std::array<std::uint32_t, litlen_capacity> litlen_{};
   std::array<std::uint32_t, distance_capacity> distance_{};
-  std::array<std::uint32_t, 256> precode_{};
+  std::array<std::uint32_t, 128> precode_{};
   std::array<std::uint32_t, 512> fixed_litlen_{};
   std::array<std::uint32_t, 32> fixed_distance_{};
   const std::uint32_t* litlen_table_ = nullptr;
@@ -120,7 +120,11 @@ private:
 
   // A dynamic header being read.
   std::array<std::uint8_t, 19> precode_lengths_{};
-  std::array<std::uint8_t, 286 + 30> lengths_{};
+  // The lengths read so far, and room for the eight a repeat stores
+  // whatever its count (at least 3: its last store ends 5 past the last
+  // length).
+  static constexpr std::size_t run_room = 8;
+  std::array<std::uint8_t, 286 + 30 + run_room> lengths_{};
   unsigned litlen_count_ = 0;   // HLIT + 257
   unsigned distance_count_ = 0; // HDIST + 1
   unsigned precode_count_ = 0;  // HCLEN + 4
@@ -129,9 +133,11 @@ private:
   // are read (the counting sort of the table build, done on the way): the
   // literal/length symbols of length n from sorted_[n * 288], the distance
   // symbols of length n from sorted_[16 * 288 + n * 32]; tails_[0][n] and
-  // tails_[1][n] are where the next one goes.
-  static constexpr std::size_t litlen_bucket = 288;
-  static constexpr std::size_t distance_bucket = 32;
+  // tails_[1][n] are where the next one goes. A bucket has room for eight
+  // entries past its last symbol (288 fixed, at most 286 dynamic ones), as
+  // a repeat stores eight whatever its count.
+  static constexpr std::size_t litlen_bucket = 288 + run_room;
+  static constexpr std::size_t distance_bucket = 32 + run_room;
   static constexpr std::size_t distance_buckets_at = 16 * litlen_bucket;
   std::array<std::uint16_t, 16 * (litlen_bucket + distance_bucket)> sorted_{};
   std::array<std::array<std::size_t, 16>, 2> tails_{};
