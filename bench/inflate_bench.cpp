@@ -84,6 +84,13 @@ bytes small_ints(std::size_t size) { // int64 values 0-99, as np.arange-ish coun
   return out;
 }
 
+bytes bools(std::size_t size) { // (np.random.random(n) > 0.5): bytes 0 and 1, a literal code of 1-2 bits
+  std::mt19937 rng(11);
+  bytes out(size);
+  for (auto& value : out) value = static_cast<unsigned char>(rng() & 1U);
+  return out;
+}
+
 bytes text(std::size_t size) {
   static const char* const words[] = {"the ",   "array ", "of ", "values ", "and ",  "header ", "shape ", "dtype ",
                                       "float ", "int ",   "\n",  "numpy ",  "file ", "data ",   "zip ",   "member "};
@@ -186,6 +193,64 @@ bytes dense_tree(unsigned units) {
   return tree_blocks(precode, write_runs, units);
 }
 
+// The same code trees, every length written on its own with the shortest
+// codes the code length code allows (8: 1 bit, 9: 2 bits, 5: 3 bits, 4: 4
+// bits; 0 given the last 4-bit code to complete it): about 56 header bytes a
+// block, the most code lengths a compressed byte can buy without repeats.
+bytes short_lengths(unsigned units) {
+  std::vector<unsigned> precode(19, 0);
+  precode[8] = 1;
+  precode[9] = 2;
+  precode[5] = 3;
+  precode[4] = 4;
+  precode[0] = 4;
+  const auto codes = canonical(precode);
+  return tree_blocks(
+      precode,
+      [&](bit_writer& w, const std::vector<unsigned>& lengths) {
+        for (unsigned length : lengths) w.code(codes[length], precode[length]);
+      },
+      units);
+}
+
+// The same code trees, each run of equal lengths written as single lengths
+// and repeats of 3-6 chosen at random (16: 1 bit, 8: 2 bits, 9: 3 bits, 4
+// and 5: 4 bits), a new choice in every block: no branch on a unit's kind
+// or a repeat's count can be predicted.
+bytes mixed_tree(unsigned units) {
+  std::vector<unsigned> precode(19, 0);
+  precode[16] = 1;
+  precode[8] = 2;
+  precode[9] = 3;
+  precode[4] = 4;
+  precode[5] = 4;
+  const auto codes = canonical(precode);
+  std::mt19937 rng(12);
+  return tree_blocks(
+      precode,
+      [&](bit_writer& w, const std::vector<unsigned>& lengths) {
+        for (std::size_t at = 0; at < lengths.size();) {
+          const unsigned length = lengths[at];
+          std::size_t run = 1;
+          while (at + run < lengths.size() && lengths[at + run] == length) ++run;
+          at += run;
+          w.code(codes[length], precode[length]);
+          for (std::size_t left = run - 1; left != 0;) {
+            if (left < 3 || rng() % 2 == 0) {
+              w.code(codes[length], precode[length]);
+              --left;
+              continue;
+            }
+            const std::size_t take = 3 + rng() % (std::min<std::size_t>(left, 6) - 2);
+            w.code(codes[16], precode[16]);
+            w.put(static_cast<unsigned>(take - 3), 2);
+            left -= take;
+          }
+        }
+      },
+      units);
+}
+
 bytes flush_64() {
   std::mt19937 rng(5);
   bytes data(stream_target / 2);
@@ -238,6 +303,8 @@ const bytes& stream_named(const std::string& name) {
     stream = sized(float64, level);
   } else if (name.rfind("small_ints_l", 0) == 0) {
     stream = sized(small_ints, level);
+  } else if (name.rfind("bools_l", 0) == 0) {
+    stream = sized(bools, level);
   } else if (name.rfind("text_l", 0) == 0) {
     stream = sized(text, level);
   } else if (name == "max_tree") {
@@ -246,6 +313,12 @@ const bytes& stream_named(const std::string& name) {
     stream = dense_tree(2);
   } else if (name == "dense_tree_5") {
     stream = dense_tree(5);
+  } else if (name == "short_lengths_2") {
+    stream = short_lengths(2);
+  } else if (name == "short_lengths_5") {
+    stream = short_lengths(5);
+  } else if (name == "mixed_tree_5") {
+    stream = mixed_tree(5);
   } else if (name == "flush_64") {
     stream = flush_64();
   } else if (name == "one_literal_fixed") {
@@ -322,7 +395,8 @@ void theirs(benchmark::State& state, const std::string& name) {
 
 const int registered = [] {
   for (const char* name : {"float64_l1", "float64_l6", "float64_l9", "small_ints_l1", "small_ints_l6", "small_ints_l9",
-                           "text_l1", "text_l6", "text_l9", "max_tree", "dense_tree_2", "dense_tree_5", "flush_64",
+                           "bools_l1", "bools_l6", "bools_l9", "text_l1", "text_l6", "text_l9", "max_tree", "dense_tree_2",
+                           "dense_tree_5", "short_lengths_2", "short_lengths_5", "mixed_tree_5", "flush_64",
                            "one_literal_fixed", "stored_empty", "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
