@@ -52,6 +52,27 @@ timed against "ordinary" data of the same archive size: one member of random
 float64, deflated by zlib at level 6 as np.savez_compressed does (coded
 blocks, which cost more to inflate per byte than the stored blocks the
 incompressible benign archive holds).
+
+Ordinary data inflate to about 1.06 bytes a compressed byte; max_tree's
+member inflates to about 3 and dense_tree's to about 32. With verification
+the whole check writes and CRC-32s every output byte, so against ordinary data
+of the same archive size a high-ratio hostile archive also pays for up to 30x
+more output, and "hostile / ordinary" mixes the cost of the crafted stream
+with the cost of its output. The deflate families are therefore also timed
+against "same output" data ("same-output ms", "hostile / same-output"): an
+archive written as np.savez_compressed would (one real .npy member, deflated
+by zlib at level 6) of the same archive size (within 1%) AND the same
+uncompressed member size (within 2%) as the hostile archive. Its member is
+random float64 upsampled: each value repeated in runs of floor(r) and
+ceil(r), evenly spread, for a mean run length r (np.repeat(random, runs)),
+with r found by bisection on a sample and corrected at full size. Where the
+hostile member inflates to less than random float64 does (empty_blocks,
+one_symbol, flush_64: 0.0001, 0.43 and 0.94 bytes a compressed byte at 1 MiB,
+against 1.06; zlib's own output never falls much below 1, its stored blocks),
+r is 1 and the archive is the ordinary one, byte for byte: same archive size,
+more output than the hostile member, and "hostile / same-output" the same
+ratio as "hostile / ordinary" (timed separately). The notes under the table
+give each pair's archive and output sizes.
 """
 import argparse
 import io
@@ -64,6 +85,7 @@ import subprocess
 import sys
 import tempfile
 import unicodedata
+import zipfile
 import zlib
 
 import numpy as np
@@ -413,6 +435,59 @@ def ordinary(size):
     return archive
 
 
+def output_size(archive):
+    """The total uncompressed size of an archive's members, as its central directory gives it."""
+    return sum(info.file_size for info in zipfile.ZipFile(io.BytesIO(archive)).infolist())
+
+
+def upsampled(count, repeat):
+    """A .npy of `count` random float64 values (ordinary's), each repeated in runs of floor(repeat) and
+    ceil(repeat), evenly spread (mean run length `repeat`): an upsampled signal. repeat 1 is ordinary's member."""
+    runs = np.diff(np.floor(np.arange(count + 1) * repeat).astype(np.int64))
+    return npy_bytes(np.repeat(np.random.default_rng(8).random(count), runs))
+
+
+def upsampled_archive(size, repeat):
+    """upsampled(count, repeat) deflated at level 6 in one member, count chosen for about `size` bytes."""
+    member = upsampled(16384, repeat)
+    count = max(1, int(16384 * size / len(raw_deflate(member))))
+    for _ in range(6):
+        member = upsampled(count, repeat)
+        archive = zip_archive([("a.npy", member, 8, raw_deflate(member))])
+        if abs(len(archive) - size) < size / 2000:
+            break
+        count = max(1, int(count * size / len(archive)))
+    return archive
+
+
+def same_output(size, output):
+    """A benign archive of about `size` bytes, np.savez_compressed's way, whose member inflates to about
+    `output` bytes: upsampled random float64, the mean run length found by bisection on a sample of 16,384
+    values, then corrected at full size. Returns (archive, run length); where even run length 1 (ordinary
+    data) makes more output than asked, (ordinary(size), 1.0)."""
+    target = output / size
+
+    def sample_ratio(repeat):
+        member = upsampled(16384, repeat)
+        return len(member) / len(raw_deflate(member))
+
+    if sample_ratio(1.0) >= target:
+        return ordinary(size), 1.0
+    low, high = 1.0, 2.0
+    while sample_ratio(high) < target:
+        low, high = high, high * 2
+    for _ in range(24):
+        middle = (low + high) / 2
+        low, high = (middle, high) if sample_ratio(middle) < target else (low, middle)
+    repeat = (low + high) / 2
+    for attempt in range(4):  # the ratio is about proportional to the run length
+        archive = upsampled_archive(size, repeat)
+        ratio = output_size(archive) / len(archive)
+        if abs(ratio / target - 1) < 0.005 or attempt == 3:
+            return archive, repeat
+        repeat = max(1.0, repeat * target / ratio)
+
+
 def ws_member():
     dict_text = "{'descr': '|u1', 'fortran_order': False, 'shape': (), }"
     header_len = MIB - 76  # 12 + header_len is a multiple of 64, within the default 1 MiB limit
@@ -450,19 +525,28 @@ def main():
     families = args.families.split(",")
     directory = args.reuse or args.keep or tempfile.mkdtemp(prefix="npz-crafted-")
     os.makedirs(directory, exist_ok=True)
-    actual = {}
+    actual, output = {}, {}
     for family in families:
         for mib in sizes:
             if args.reuse:
-                for kind in ("hostile", "benign", "ordinary"):
+                for kind in ("hostile", "benign", "ordinary", "same_output"):
                     name = "%s-%dMiB-%s" % (family, mib, kind)
-                    if os.path.exists(os.path.join(directory, name + ".npz")):
-                        actual[name] = os.path.getsize(os.path.join(directory, name + ".npz"))
+                    path = os.path.join(directory, name + ".npz")
+                    if os.path.exists(path):
+                        actual[name] = os.path.getsize(path)
+                        if family in DEFLATE_FAMILIES and kind in ("hostile", "same_output"):
+                            with open(path, "rb") as f:
+                                output[name] = output_size(f.read())
                 continue
             hostile, benign = FAMILIES[family](mib * MIB)
             kinds = [("hostile", hostile), ("benign", benign)]
             if family in DEFLATE_FAMILIES:
                 kinds.append(("ordinary", ordinary(len(hostile))))
+                same, repeat = same_output(len(hostile), output_size(hostile))
+                kinds.append(("same_output", same))
+                output["%s-%dMiB-hostile" % (family, mib)] = output_size(hostile)
+                output["%s-%dMiB-same_output" % (family, mib)] = output_size(same)
+                print("%s %d MiB: same_output run length %.4f" % (family, mib, repeat), file=sys.stderr)
             for kind, data in kinds:
                 name = "%s-%dMiB-%s" % (family, mib, kind)
                 with open(os.path.join(directory, name + ".npz"), "wb") as f:
@@ -480,8 +564,9 @@ def main():
         if (stem, mode) not in rows or b["real_time"] < rows[(stem, mode)][0]:
             rows[(stem, mode)] = (b["real_time"], b.get("label", ""))
     print("| family | size | mode | benign ms | hostile ms | hostile verdict | ratio | hostile growth %s "
-          "| ordinary ms | hostile / ordinary |" % ("%d->%d MiB" % (sizes[0], sizes[-1]) if len(sizes) > 1 else ""))
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| ordinary ms | hostile / ordinary | same-output ms | hostile / same-output |"
+          % ("%d->%d MiB" % (sizes[0], sizes[-1]) if len(sizes) > 1 else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for family in families:
         for mode in ("default", "verify"):
             for mib in sizes:
@@ -495,10 +580,18 @@ def main():
                                                 actual["%s-%dMiB-benign" % (family, mib)] / MIB)
                 o = rows.get(("%s-%dMiB-ordinary" % (family, mib), mode))
                 versus = "%.3f | %.2f" % (o[0], h[0] / o[0]) if o else " | "
+                so = rows.get(("%s-%dMiB-same_output" % (family, mib), mode))
+                versus += " | %.3f | %.2f" % (so[0], h[0] / so[0]) if so else " |  | "
                 print("| %s | %s | %s | %.3f | %.3f | %s | %.2f | %s | %s |" % (family, sizes_note, mode, b[0], h[0],
                                                                                h[1], h[0] / b[0], growth, versus))
     nlogn = sizes[-1] / sizes[0] * math.log(sizes[-1] * MIB) / math.log(sizes[0] * MIB)
     print("\n(n log n growth from %d to %d MiB: %.1fx)" % (sizes[0], sizes[-1], nlogn))
+    for family in families:
+        for mib in sizes:
+            h, so = "%s-%dMiB-hostile" % (family, mib), "%s-%dMiB-same_output" % (family, mib)
+            if h in output and so in output:
+                print("(%s %d MiB, hostile / same-output: archive %d / %d bytes, output %d / %d bytes)"
+                      % (family, mib, actual[h], actual[so], output[h], output[so]))
 
 
 if __name__ == "__main__":
