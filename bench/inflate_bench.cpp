@@ -1,12 +1,14 @@
 // deflate_decoder (src/npz/deflate_decoder.cpp) against zlib's raw inflate
 // on the same streams in the same run: ordinary data (numpy-like float64,
-// small integers, text-like bytes; zlib levels 1, 6 and 9) and the block
-// structures that cost zlib most per compressed byte (bench/npz_crafted.py's
-// max_tree and flush_64, one literal per fixed block, empty stored blocks,
-// 16-byte stored blocks). Each row reports the time per compressed byte
-// (per_in_byte) and per output byte (per_out_byte); output goes to a 1 MiB
-// buffer, as `npyguard check --verify` inflates. Under load, compare CPU
-// times, or instruction counts:
+// small integers, text-like bytes, random booleans; zlib levels 1, 6 and 9;
+// float64 upsampled by 20 and 35, whose output per compressed byte matches
+// the header families') and the block structures that cost most per
+// compressed byte (bench/npz_crafted.py's max_tree, dense_tree,
+// short_lengths, mixed_tree and flush_64, one literal per fixed block, empty
+// stored blocks, 16-byte stored blocks). Each row reports the time per
+// compressed byte (per_in_byte) and per output byte (per_out_byte); output
+// goes to a 1 MiB buffer, as `npyguard check --verify` inflates. Under load,
+// compare CPU times, or instruction counts:
 //   valgrind --tool=callgrind --toggle-collect='*deflate_decoder::decode(unsigned*' --toggle-collect=inflate
 //     build/release/bench/npyguard_inflate_bench --benchmark_filter=max_tree --benchmark_min_time=0
 //
@@ -74,6 +76,16 @@ bytes float64(std::size_t size) { // np.random.random: uniform [0, 1)
     const double value = uniform(rng);
     std::memcpy(out.data() + i, &value, 8);
   }
+  return out;
+}
+
+// float64 upsampled: each of float64()'s values repeated `run` times
+// (np.repeat), a benign member whose output per compressed byte is as high
+// as the header families' (runs of 20: about 19; of 35: about 32).
+bytes runs_of(std::size_t size, std::size_t run) {
+  const bytes values = float64(size / run + 8);
+  bytes out(size / 8 * 8);
+  for (std::size_t i = 0; i < out.size(); i += 8) std::memcpy(out.data() + i, values.data() + i / 8 / run * 8, 8);
   return out;
 }
 
@@ -303,6 +315,10 @@ const bytes& stream_named(const std::string& name) {
     stream = sized(float64, level);
   } else if (name.rfind("small_ints_l", 0) == 0) {
     stream = sized(small_ints, level);
+  } else if (name.rfind("runs20_l", 0) == 0) {
+    stream = sized([](std::size_t size) { return runs_of(size, 20); }, level);
+  } else if (name.rfind("runs35_l", 0) == 0) {
+    stream = sized([](std::size_t size) { return runs_of(size, 35); }, level);
   } else if (name.rfind("bools_l", 0) == 0) {
     stream = sized(bools, level);
   } else if (name.rfind("text_l", 0) == 0) {
@@ -394,10 +410,11 @@ void theirs(benchmark::State& state, const std::string& name) {
 }
 
 const int registered = [] {
-  for (const char* name : {"float64_l1", "float64_l6", "float64_l9", "small_ints_l1", "small_ints_l6", "small_ints_l9",
-                           "bools_l1", "bools_l6", "bools_l9", "text_l1", "text_l6", "text_l9", "max_tree", "dense_tree_2",
-                           "dense_tree_5", "short_lengths_2", "short_lengths_5", "mixed_tree_5", "flush_64",
-                           "one_literal_fixed", "stored_empty", "stored_16"}) {
+  for (const char* name :
+       {"float64_l1",      "float64_l6",   "float64_l9", "small_ints_l1",     "small_ints_l6", "small_ints_l9",
+        "runs20_l6",       "runs35_l6",    "bools_l1",   "bools_l6",          "bools_l9",      "text_l1",
+        "text_l6",         "text_l9",      "max_tree",   "dense_tree_2",      "dense_tree_5",  "short_lengths_2",
+        "short_lengths_5", "mixed_tree_5", "flush_64",   "one_literal_fixed", "stored_empty",  "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream);

@@ -46,12 +46,16 @@ The families (hostile / benign):
                   27 header bytes a block) and five matches a block (a block's
                   first four units are decoded without tables): the most
                   table work per compressed byte found so far / as max_tree
+  short_lengths   as dense_tree, every code length written on its own with
+                  1-4 bit codes (about 56 header bytes a block) / as max_tree
+  mixed_tree      as dense_tree, single lengths and repeats mixed at random
+                  (64 different blocks in turn) / as max_tree
 
-The deflate families (empty_blocks, one_symbol, flush_64, max_tree, dense_tree) are also
-timed against "ordinary" data of the same archive size: one member of random
-float64, deflated by zlib at level 6 as np.savez_compressed does (coded
-blocks, which cost more to inflate per byte than the stored blocks the
-incompressible benign archive holds).
+The deflate families (empty_blocks, one_symbol, flush_64, max_tree,
+dense_tree, short_lengths, mixed_tree) are also timed against "ordinary" data
+of the same archive size: one member of random float64, deflated by zlib at
+level 6 as np.savez_compressed does (coded blocks, which cost more to inflate
+per byte than the stored blocks the incompressible benign archive holds).
 
 Ordinary data inflate to about 1.06 bytes a compressed byte; max_tree's
 member inflates to about 3 and dense_tree's to about 32. With verification
@@ -401,8 +405,56 @@ def dense_tree_block(matches):
     return tree_block(code_length_lengths, write, matches)
 
 
+def short_lengths_block(matches):
+    """max_tree_block's code trees, every code length written on its own with the shortest codes the
+    code length code allows (8: 1 bit, 9: 2 bits, 5: 3 bits, 4: 4 bits; 0 the last 4-bit code, unused):
+    about 56 header bytes a block, the most code lengths a compressed byte buys without repeats."""
+    code_length_lengths = [0] * 19
+    for symbol, length in ((8, 1), (9, 2), (5, 3), (4, 4), (0, 4)):
+        code_length_lengths[symbol] = length
+
+    def write(b, codes):
+        for length in TREE_LENGTHS:
+            b.huff(codes[length], code_length_lengths[length])
+
+    return tree_block(code_length_lengths, write, matches)
+
+
+def mixed_tree_block(matches, rng):
+    """max_tree_block's code trees, each run of equal code lengths written as single lengths and
+    repeats of 3-6 chosen at random (16: 1 bit, 8: 2 bits, 9: 3 bits, 4 and 5: 4 bits), so that no
+    branch on a unit's kind or a repeat's count can be predicted."""
+    code_length_lengths = [0] * 19
+    for symbol, length in ((16, 1), (8, 2), (9, 3), (4, 4), (5, 4)):
+        code_length_lengths[symbol] = length
+
+    def write(b, codes):
+        at = 0
+        while at < len(TREE_LENGTHS):
+            length = TREE_LENGTHS[at]
+            run = 1
+            while at + run < len(TREE_LENGTHS) and TREE_LENGTHS[at + run] == length:
+                run += 1
+            at += run
+            b.huff(codes[length], code_length_lengths[length])
+            left = run - 1
+            while left:
+                if left < 3 or rng.random() < 0.5:
+                    b.huff(codes[length], code_length_lengths[length])
+                    left -= 1
+                    continue
+                take = rng.randint(3, min(left, 6))
+                b.huff(codes[16], 1)
+                b.put(take - 3, 2)
+                left -= take
+
+    return tree_block(code_length_lengths, write, matches)
+
+
 def tree_blocks(size, block, matches):
-    """One member of `block` repeated to about `size` bytes after a stored .npy header."""
+    """One member of `block` (a block's bits, or a list of blocks taken in turn) repeated to about
+    `size` bytes after a stored .npy header."""
+    block = "".join(block) if isinstance(block, list) else block
     blocks = (size - 300) * 8 // len(block)
     count = blocks * matches * 258
     text = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % (count + 1)
@@ -422,7 +474,16 @@ def family_dense_tree(size):
     return tree_blocks(size, dense_tree_block(5), 5)
 
 
-DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree")
+def family_short_lengths(size):
+    return tree_blocks(size, short_lengths_block(5), 5)
+
+
+def family_mixed_tree(size):
+    rng = random.Random(12)
+    return tree_blocks(size, [mixed_tree_block(5, rng) for _ in range(64)], 5 * 64)
+
+
+DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "short_lengths", "mixed_tree")
 
 
 def ordinary(size):
