@@ -36,23 +36,32 @@ constexpr unsigned distance_symbols = 32;
 constexpr unsigned precode_symbols = 19;
 // The code length code's table is indexed by 7 bits, its longest code.
 constexpr unsigned precode_index_bits = 7;
-// Where a code length code entry holds the symbol, and the code's length
-// (bits 0-7 are the bits its unit takes: the code's length and, for a
+// Where a code length code entry holds what its symbol sets, and the code's
+// length (bits 0-7 are the bits its unit takes: the code's length and, for a
 // repeat, its extra bits); filling the table adds the code's length times
 // precode_length_unit.
 constexpr unsigned precode_symbol_at = 8;
 constexpr unsigned precode_length_at = 16;
 constexpr std::uint32_t precode_length_unit = 1U | 1U << precode_length_at;
-// A code length code entry with this bit is a repeat (symbols 16-18).
+// A code length code entry with this bit is a repeat (symbols 16-18); with
+// this one too, a repeat of the previous length (16), else of zeros.
 constexpr std::uint32_t repeat_flag = 16U << precode_symbol_at;
+constexpr unsigned previous_flag_at = precode_symbol_at + 5;
+constexpr std::uint32_t previous_flag = 1U << previous_flag_at;
 // The bits a code length code's unit takes, as a shift count: an x86 shift
 // takes its count modulo 64 (so the compiler leaves the mask out), and a
 // unit takes at most 14 bits.
 constexpr unsigned precode_used(std::uint32_t entry) noexcept { return entry & 63U; }
+// The length a single length sets (for a repeat: its flags, shifted down).
 constexpr unsigned precode_symbol(std::uint32_t entry) noexcept { return (entry >> precode_symbol_at) & 0xFFU; }
-// The previous length before a header's first (not a length: repeating it
-// is an error).
-constexpr unsigned no_previous = 16;
+// The code's length (at most 7).
+constexpr unsigned precode_length(std::uint32_t entry) noexcept { return (entry >> precode_length_at) & 0xFU; }
+// The lengths a unit sets, from its entry and the bits it starts at: the
+// least count and the extra bits under their mask (none for a single
+// length), with no branch on the kind.
+constexpr unsigned precode_count(std::uint32_t entry, std::uint64_t bits) noexcept {
+  return ((entry >> 20) & 0xFU) + static_cast<unsigned>((bits >> precode_length(entry)) & (entry >> 24));
+}
 // A code length with its extra bits: at most 7 + 7 bits.
 constexpr unsigned max_code_length_unit = 14;
 // A dynamic block's units (literals, matches, the end of block) decoded a
@@ -112,17 +121,22 @@ enum class code_kind { precode, litlen, distance };
 
 // What decoding `symbol` gives, less its code length. The code length code's
 // entries differ: bits 0-7 the bits the unit takes (here a repeat's extra
-// bits, to which the code's length is added), bits 8-15 the symbol (0-18),
-// bits 16-23 the code's length (added), bits 24-31 a repeat's least count.
-// A repeat's whole width in one field, the low byte, keeps the extra bits'
-// width off the bit buffer's dependency chain, and the low byte is a shift
-// count as it is.
+// bits, to which the code's length is added), bits 8-15 the length a single
+// length sets (0-15), or for a repeat repeat_flag, and previous_flag for
+// symbol 16 (no other bit: the low 4 bits are a repeat's value, 0, to which
+// the previous length is ORed for 16, with no branch on the symbol), bits
+// 16-19 the code's length (added), bits 20-23 the least count of the lengths
+// the unit sets (1 for a single length) and bits 24-31 the mask of its extra
+// bits (0 for a single length): a unit of either kind is decoded the same
+// way (precode_count). A repeat's whole width in one field, the low byte,
+// keeps the extra bits' width off the bit buffer's dependency chain, and the
+// low byte is a shift count as it is.
 constexpr std::uint32_t symbol_result(code_kind kind, unsigned symbol) noexcept {
   if (kind == code_kind::precode) {
-    if (symbol < 16) return symbol << precode_symbol_at;
+    if (symbol < 16) return 1U << 20 | symbol << precode_symbol_at;
     const unsigned extra = symbol == 16 ? 2 : symbol == 17 ? 3 : 7;
     const unsigned least = symbol == 18 ? 11 : 3;
-    return least << 24 | symbol << precode_symbol_at | extra;
+    return ((1U << extra) - 1) << 24 | least << 20 | (symbol == 16 ? repeat_flag | previous_flag : repeat_flag) | extra;
   }
   if (kind == code_kind::distance) {
     if (symbol >= 30) return invalid_flag;
@@ -432,7 +446,7 @@ bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table) noex
   }
   if (used == 0) {
     // zlib's table for no codes: one bit, then a length of 0 when decoded.
-    std::fill_n(table, size, precode_length_unit);
+    std::fill_n(table, size, all_results.precode[0] + precode_length_unit);
     return true;
   }
   if (used != size) return false; // over-subscribed or incomplete
@@ -501,14 +515,15 @@ struct length_code {
   std::size_t* tail;
 };
 
-// The code lengths while 8 input bytes remain: up to eight units a refill
-// with no check of the bit count (a refill leaves at least 56 bits, a code
-// length takes at most 7; a repeat, up to 14, is checked, and ends the
-// group, as do the repeats after it), each symbol put in the bucket of its
-// length. Returns the next symbol (of the code) to decode. Stops at a unit
-// to decode the careful way: one whose bits may not all be there once fewer
-// than 8 input bytes remain, one past the code's end (into the next code or
-// past the last), or a repeat with nothing to repeat.
+// The code lengths while 8 input bytes remain: up to eight single lengths a
+// refill with no check of the bit count (a refill leaves at least 56 bits, a
+// code length takes at most 7); from a repeat on (up to 14 bits), four units
+// of either kind a refill, until four single lengths come together. Each
+// symbol is put in the bucket of its length. Returns the next symbol (of the
+// code) to decode. Stops at a unit to decode the careful way: one whose bits
+// may not all be there once fewer than 8 input bytes remain, one past the
+// code's end (into the next code or past the last), or a repeat before the
+// header's first length.
 [[gnu::noinline]] unsigned decode_lengths_fast(const length_code& code, std::size_t symbol, const unsigned char*& in_at,
                                                const unsigned char* in_end, std::uint64_t& bit_buffer,
                                                unsigned& bit_count) noexcept {
@@ -547,51 +562,62 @@ struct length_code {
       while (unit < units && length_unit()) ++unit;
     }
     if (unit == units) continue;
-    // Repeats, one after another while their bits are there (a refill when
-    // not), each with no branch on its kind or count: eight lengths and
-    // eight bucket entries are stored whatever the count (3 to 6, or for
-    // zeros 3 to 138: the rest of a longer run of zeros is set apart). The
-    // lengths and each bucket have room for them past their last symbol,
-    // and a store past the count is overwritten by the next unit or lies
-    // beyond the bucket's count, never read. Zeros go in bucket 0 too,
-    // which no table reads: its entries are at most the code's zero lengths.
-    // (A unit looked up with fewer bits than its code's length in the
-    // buffer gets an entry of a code longer than those bits, as no shorter
-    // code is a prefix of it.)
+    // A repeat: from here units of either kind, four a refill (a unit takes
+    // at most 14 bits of the 56 a refill leaves), each with no branch on its
+    // kind or count, until a refill's four are all single lengths; then the
+    // loop above again, cheaper for single lengths. A branch on the kind
+    // would be taken at random where singles and repeats are mixed at
+    // random, and leaving and entering a loop for each repeat costs about
+    // as much again.
     //
-    // The last length and where its bucket's next entry goes (tail[previous]),
-    // kept in registers from one repeat to the next.
-    unsigned previous = no_previous;
-    std::size_t previous_tail = 0;
-    if (code.first + symbol != 0) {
-      previous = lengths[static_cast<std::ptrdiff_t>(symbol) - 1];
-      previous_tail = tail[previous];
-    }
-    std::uint32_t entry = precode[bits & index_mask];
+    // Each unit stores eight lengths and eight bucket entries whatever its
+    // count (1; 3 to 6; or for zeros 3 to 138: the rest of a longer run of
+    // zeros is set apart). The lengths and each bucket have room for them
+    // past their last symbol, and a store past the count is overwritten by
+    // the next unit or lies beyond the bucket's count, never read. Zeros go
+    // in bucket 0 too, which no table reads: its entries are at most the
+    // code's zero lengths.
+    //
+    // The last length, kept in a register from one unit to the next (a
+    // repeat before the header's first length is left to the careful way).
+    if (code.first + symbol == 0) break;
+    unsigned previous = lengths[static_cast<std::ptrdiff_t>(symbol) - 1];
     bool careful = false;
-    do {
+    const auto any_unit = [&]() {
+      const std::uint32_t entry = precode[bits & index_mask];
       const unsigned used = precode_used(entry);
-      if (used > count) break;
-      const unsigned length = (entry >> precode_length_at) & 0xFFU;
-      const unsigned repeat = (entry >> 24) + static_cast<unsigned>((bits >> length) & low_bits(used - length));
-      const bool of_previous = precode_symbol(entry) == 16;
-      const unsigned value = of_previous ? previous : 0;
-      if (repeat > end - symbol || value == no_previous) {
-        careful = true;
-        break;
-      }
-      const std::size_t at = of_previous ? previous_tail : tail[0];
+      const unsigned repeat = precode_count(entry, bits);
+      // A mask, not a condition: the compiler would branch on it.
+      const unsigned of_previous = 0U - ((entry >> previous_flag_at) & 1U);
+      const unsigned value = (precode_symbol(entry) & 15U) | (previous & of_previous);
+      if (repeat > end - symbol) return false;
+      const std::size_t at = tail[value];
       store_length_run(lengths + symbol, static_cast<std::uint8_t>(value));
       store_symbol_run(sorted + at, symbol);
       if (repeat > 8) std::memset(lengths + symbol + 8, 0, repeat - 8);
       tail[value] = at + repeat;
       previous = value;
-      previous_tail = at + repeat;
       symbol += repeat;
       bits >>= used;
       count -= used;
-      entry = precode[bits & index_mask];
-    } while ((entry & repeat_flag) != 0);
+      return true;
+    };
+    constexpr unsigned mixed_units = 4;
+    static_assert(mixed_units * max_code_length_unit <= 56, "a refill's units need no check of the bit count");
+    while (in_end - in >= fast_input_room) {
+      bits |= load_le64(in) << count;
+      in += (63 - count) >> 3;
+      count |= 56;
+      const std::size_t group = symbol;
+      for (unsigned i = 0; i < mixed_units; ++i) { // unrolled
+        if (!any_unit()) {
+          careful = true;
+          break;
+        }
+      }
+      // Four single lengths set four lengths, and any repeat at least 3.
+      if (careful || symbol - group == mixed_units) break;
+    }
     if (careful) break;
   }
   in_at = in;
@@ -847,10 +873,10 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
 // or that zlib rejects. A repeat is checked as zlib does, after its extra
 // bits.
 deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
-  // decode_lengths_fast's eight stores of a repeat (of at least 3) stay
-  // within the lengths and the bucket they go to.
-  static_assert(std::tuple_size<decltype(lengths_)>::value >= 286 + 30 - 3 + run_room);
-  static_assert(litlen_bucket >= 286 - 3 + run_room && distance_bucket >= 30 - 3 + run_room);
+  // decode_lengths_fast's eight stores of a unit (of at least one length)
+  // stay within the lengths and the bucket they go to.
+  static_assert(std::tuple_size<decltype(lengths_)>::value >= 286 + 30 - 1 + run_room);
+  static_assert(litlen_bucket >= 286 - 1 + run_room && distance_bucket >= 30 - 1 + run_room);
   // A local copy of the cursor and index: the stores below could alias
   // members, which would otherwise be reloaded after each.
   cursor k = c;
@@ -878,7 +904,7 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
     // One unit, every bit checked.
     if (k.count < max_code_length_unit) k.refill();
     const std::uint32_t entry = precode[k.bits & index_mask];
-    const unsigned length = (entry >> precode_length_at) & 0xFFU;
+    const unsigned length = precode_length(entry);
     if (length > k.count) {
       result = step::need_input;
       break;
@@ -895,8 +921,8 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
       result = step::need_input;
       break;
     }
-    const unsigned repeat = (entry >> 24) + static_cast<unsigned>((k.bits >> length) & low_bits(used - length));
-    const bool previous = precode_symbol(entry) == 16;
+    const unsigned repeat = precode_count(entry, k.bits);
+    const bool previous = (entry & previous_flag) != 0;
     if ((previous && read == 0) || repeat > total - read) { // nothing to repeat, or past the end
       result = step::corrupt;
       break;

@@ -120,8 +120,8 @@ private:
 
   // A dynamic header being read.
   std::array<std::uint8_t, 19> precode_lengths_{};
-  // The lengths read so far, and room for the eight a repeat stores
-  // whatever its count (at least 3: its last store ends 5 past the last
+  // The lengths read so far, and room for the eight a unit may store
+  // whatever its count (at least 1: its last store ends 7 past the last
   // length).
   static constexpr std::size_t run_room = 8;
   std::array<std::uint8_t, 286 + 30 + run_room> lengths_{};
@@ -135,7 +135,7 @@ private:
   // symbols of length n from sorted_[16 * 288 + n * 32]; tails_[0][n] and
   // tails_[1][n] are where the next one goes. A bucket has room for eight
   // entries past its last symbol (288 fixed, at most 286 dynamic ones), as
-  // a repeat stores eight whatever its count.
+  // a unit may store eight whatever its count.
   static constexpr std::size_t litlen_bucket = 288 + run_room;
   static constexpr std::size_t distance_bucket = 32 + run_room;
   static constexpr std::size_t distance_buckets_at = 16 * litlen_bucket;
