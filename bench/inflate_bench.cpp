@@ -225,11 +225,11 @@ bytes short_lengths(unsigned units) {
       units);
 }
 
-// The same code trees, each run of equal lengths written as single lengths
-// and repeats of 3-6 chosen at random (16: 1 bit, 8: 2 bits, 9: 3 bits, 4
-// and 5: 4 bits), a new choice in every block: no branch on a unit's kind
-// or a repeat's count can be predicted.
-bytes mixed_tree(unsigned units) {
+// The code length code of mixed_tree (16: 1 bit, 8: 2 bits, 9: 3 bits, 4
+// and 5: 4 bits), each run of equal lengths written as the length, then
+// single lengths and repeats of 3-6 as `next` chooses: `next(left)` is the
+// next unit's count, 1 for a single length (`left`, at least 1, are left).
+bytes chosen_tree(unsigned units, const std::function<std::size_t(std::size_t)>& next) {
   std::vector<unsigned> precode(19, 0);
   precode[16] = 1;
   precode[8] = 2;
@@ -237,7 +237,6 @@ bytes mixed_tree(unsigned units) {
   precode[4] = 4;
   precode[5] = 4;
   const auto codes = canonical(precode);
-  std::mt19937 rng(12);
   return tree_blocks(
       precode,
       [&](bit_writer& w, const std::vector<unsigned>& lengths) {
@@ -248,19 +247,34 @@ bytes mixed_tree(unsigned units) {
           at += run;
           w.code(codes[length], precode[length]);
           for (std::size_t left = run - 1; left != 0;) {
-            if (left < 3 || rng() % 2 == 0) {
+            const std::size_t take = left < 3 ? 1 : next(left);
+            if (take == 1) {
               w.code(codes[length], precode[length]);
-              --left;
-              continue;
+            } else {
+              w.code(codes[16], precode[16]);
+              w.put(static_cast<unsigned>(take - 3), 2);
             }
-            const std::size_t take = 3 + rng() % (std::min<std::size_t>(left, 6) - 2);
-            w.code(codes[16], precode[16]);
-            w.put(static_cast<unsigned>(take - 3), 2);
             left -= take;
           }
         }
       },
       units);
+}
+
+// Single lengths and repeats of 3-6 chosen at random, a new choice in every
+// block: no branch on a unit's kind or a repeat's count can be predicted.
+bytes mixed_tree(unsigned units) {
+  std::mt19937 rng(12);
+  return chosen_tree(
+      units, [&](std::size_t left) { return rng() % 2 == 0 ? 1 : 3 + rng() % (std::min<std::size_t>(left, 6) - 2); });
+}
+
+// A repeat of 3, then four single lengths, over and over: decode_lengths_fast
+// goes from its loop for repeats back to its loop for single lengths (which
+// it does after four single lengths) and out again at every repeat.
+bytes flip_tree(unsigned units) {
+  std::size_t turn = 0;
+  return chosen_tree(units, [&](std::size_t) { return turn++ % 5 == 0 ? std::size_t{3} : std::size_t{1}; });
 }
 
 bytes flush_64() {
@@ -335,6 +349,8 @@ const bytes& stream_named(const std::string& name) {
     stream = short_lengths(5);
   } else if (name == "mixed_tree_5") {
     stream = mixed_tree(5);
+  } else if (name == "flip_tree_5") {
+    stream = flip_tree(5);
   } else if (name == "flush_64") {
     stream = flush_64();
   } else if (name == "one_literal_fixed") {
@@ -410,11 +426,11 @@ void theirs(benchmark::State& state, const std::string& name) {
 }
 
 const int registered = [] {
-  for (const char* name :
-       {"float64_l1",      "float64_l6",   "float64_l9", "small_ints_l1",     "small_ints_l6", "small_ints_l9",
-        "runs20_l6",       "runs35_l6",    "bools_l1",   "bools_l6",          "bools_l9",      "text_l1",
-        "text_l6",         "text_l9",      "max_tree",   "dense_tree_2",      "dense_tree_5",  "short_lengths_2",
-        "short_lengths_5", "mixed_tree_5", "flush_64",   "one_literal_fixed", "stored_empty",  "stored_16"}) {
+  for (const char* name : {"float64_l1",    "float64_l6",   "float64_l9",        "small_ints_l1",   "small_ints_l6",
+                           "small_ints_l9", "runs20_l6",    "runs35_l6",         "bools_l1",        "bools_l6",
+                           "bools_l9",      "text_l1",      "text_l6",           "text_l9",         "max_tree",
+                           "dense_tree_2",  "dense_tree_5", "short_lengths_2",   "short_lengths_5", "mixed_tree_5",
+                           "flip_tree_5",   "flush_64",     "one_literal_fixed", "stored_empty",    "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream);
