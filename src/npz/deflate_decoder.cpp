@@ -451,7 +451,7 @@ bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table) noex
   }
   if (used != size) return false; // over-subscribed or incomplete
   starts |= coded;                // the uncoded symbols after the coded ones, never read
-  std::array<std::uint8_t, 2 * precode_symbols> order{};
+  std::array<std::uint8_t, std::size_t{2} * precode_symbols> order{};
   for (unsigned symbol = 0; symbol < precode_symbols; ++symbol) {
     order[byte_of(starts, lengths[symbol]) + rank[symbol]] = static_cast<std::uint8_t>(symbol);
   }
