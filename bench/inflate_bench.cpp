@@ -173,69 +173,13 @@ bytes max_tree() {
       2);
 }
 
-// The same code trees written as densely as RFC 1951 allows: each run of
-// equal lengths as the length, then repeats of 3-6 (symbol 16, a 1-bit
-// code), about 27 header bytes a block against max_tree's 175; then `units`
-// matches of 258. With 5 units a block pays for its tables (a block's first
-// 4 units are decoded without them): the worst block structure per
-// compressed byte found so far. bench/npz_crafted.py's dense_tree.
-bytes dense_tree(unsigned units) {
-  std::vector<unsigned> precode(19, 0);
-  precode[16] = 1;
-  for (unsigned symbol : {8U, 9U, 4U, 5U}) precode[symbol] = 3;
-  const auto codes = canonical(precode);
-  const auto write_runs = [&](bit_writer& w, const std::vector<unsigned>& lengths) {
-    for (std::size_t at = 0; at < lengths.size();) {
-      const unsigned length = lengths[at];
-      std::size_t run = 1;
-      while (at + run < lengths.size() && lengths[at + run] == length) ++run;
-      at += run;
-      w.code(codes[length], precode[length]);
-      std::size_t left = run - 1;
-      while (left >= 3) {
-        // 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
-        const std::size_t take = left <= 6 || left >= 9 ? std::min<std::size_t>(left, 6) : left - 3;
-        w.code(codes[16], precode[16]);
-        w.put(static_cast<unsigned>(take - 3), 2);
-        left -= take;
-      }
-      for (; left != 0; --left) w.code(codes[length], precode[length]);
-    }
-  };
-  return tree_blocks(precode, write_runs, units);
-}
-
-// The same code trees, every length written on its own with the shortest
-// codes the code length code allows (8: 1 bit, 9: 2 bits, 5: 3 bits, 4: 4
-// bits; 0 given the last 4-bit code to complete it): about 56 header bytes a
-// block, the most code lengths a compressed byte can buy without repeats.
-bytes short_lengths(unsigned units) {
-  std::vector<unsigned> precode(19, 0);
-  precode[8] = 1;
-  precode[9] = 2;
-  precode[5] = 3;
-  precode[4] = 4;
-  precode[0] = 4;
-  const auto codes = canonical(precode);
-  return tree_blocks(
-      precode,
-      [&](bit_writer& w, const std::vector<unsigned>& lengths) {
-        for (unsigned length : lengths) w.code(codes[length], precode[length]);
-      },
-      units);
-}
-
-// The code length code of mixed_tree (16: 1 bit, 8: 2 bits, 9: 3 bits, 4
-// and 5: 4 bits), each run of equal lengths written as the length, then
-// single lengths and repeats of 3-6 as `next` chooses: `next(left)` is the
-// next unit's count, 1 for a single length (`left`, at least 1, are left).
-bytes chosen_tree(unsigned units, const std::function<std::size_t(std::size_t)>& next) {
-  std::vector<unsigned> precode(19, 0);
-  precode[16] = 1;
-  precode[8] = 2;
-  precode[9] = 3;
-  precode[4] = 4;
-  precode[5] = 4;
+// The same code trees with the code length code `precode`, each run of
+// equal lengths written as the length, then single lengths and repeats of
+// the previous length (symbol 16) as `next` chooses: `next(left)` is the
+// next unit's count (1 for a single length, 3-6 for a repeat), asked while
+// at least 3 of the run are `left`; the last 1 or 2 are single lengths.
+bytes chosen_tree(const std::vector<unsigned>& precode, unsigned units,
+                  const std::function<std::size_t(std::size_t)>& next) {
   const auto codes = canonical(precode);
   return tree_blocks(
       precode,
@@ -261,12 +205,60 @@ bytes chosen_tree(unsigned units, const std::function<std::size_t(std::size_t)>&
       units);
 }
 
+// The code length code of mixed_tree and flip_tree (16: 1 bit, 8: 2 bits,
+// 9: 3 bits, 4 and 5: 4 bits).
+std::vector<unsigned> mixed_precode() {
+  std::vector<unsigned> precode(19, 0);
+  precode[16] = 1;
+  precode[8] = 2;
+  precode[9] = 3;
+  precode[4] = 4;
+  precode[5] = 4;
+  return precode;
+}
+
+// The same code trees written as densely as RFC 1951 allows: each run of
+// equal lengths as the length, then repeats of 3-6 (symbol 16, a 1-bit
+// code), about 27 header bytes a block against max_tree's 175; then `units`
+// matches of 258. With 5 units a block pays for its tables (a block's first
+// 4 units are decoded without them). bench/npz_crafted.py's dense_tree.
+bytes dense_tree(unsigned units) {
+  std::vector<unsigned> precode(19, 0);
+  precode[16] = 1;
+  for (unsigned symbol : {8U, 9U, 4U, 5U}) precode[symbol] = 3;
+  // 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
+  return chosen_tree(precode, units, [](std::size_t left) {
+    return left <= 6 || left >= 9 ? std::min<std::size_t>(left, 6) : left - 3;
+  });
+}
+
+// The same code trees, every length written on its own with the shortest
+// codes the code length code allows (8: 1 bit, 9: 2 bits, 5: 3 bits, 4: 4
+// bits; 0 given the last 4-bit code to complete it): about 56 header bytes a
+// block, the most code lengths a compressed byte can buy without repeats.
+bytes short_lengths(unsigned units) {
+  std::vector<unsigned> precode(19, 0);
+  precode[8] = 1;
+  precode[9] = 2;
+  precode[5] = 3;
+  precode[4] = 4;
+  precode[0] = 4;
+  const auto codes = canonical(precode);
+  return tree_blocks(
+      precode,
+      [&](bit_writer& w, const std::vector<unsigned>& lengths) {
+        for (unsigned length : lengths) w.code(codes[length], precode[length]);
+      },
+      units);
+}
+
 // Single lengths and repeats of 3-6 chosen at random, a new choice in every
 // block: no branch on a unit's kind or a repeat's count can be predicted.
 bytes mixed_tree(unsigned units) {
   std::mt19937 rng(12);
-  return chosen_tree(
-      units, [&](std::size_t left) { return rng() % 2 == 0 ? 1 : 3 + rng() % (std::min<std::size_t>(left, 6) - 2); });
+  return chosen_tree(mixed_precode(), units, [&](std::size_t left) {
+    return rng() % 2 == 0 ? 1 : 3 + rng() % (std::min<std::size_t>(left, 6) - 2);
+  });
 }
 
 // A repeat of 3, then four single lengths, over and over: decode_lengths_fast
@@ -274,7 +266,8 @@ bytes mixed_tree(unsigned units) {
 // it does after four single lengths) and out again at every repeat.
 bytes flip_tree(unsigned units) {
   std::size_t turn = 0;
-  return chosen_tree(units, [&](std::size_t) { return turn++ % 5 == 0 ? std::size_t{3} : std::size_t{1}; });
+  return chosen_tree(mixed_precode(), units,
+                     [&](std::size_t) { return turn++ % 5 == 0 ? std::size_t{3} : std::size_t{1}; });
 }
 
 bytes flush_64() {

@@ -375,14 +375,11 @@ def family_max_tree(size):
     return tree_blocks(size, max_tree_block(2), 2)
 
 
-def dense_tree_block(matches):
-    """max_tree_block's code trees written as densely as RFC 1951 allows: each run of equal code
-    lengths as the length, then repeats of 3-6 (code length symbol 16, a 1-bit code): about 27
-    header bytes a block instead of 175."""
-    code_length_lengths = [0] * 19
-    code_length_lengths[16] = 1
-    for symbol in (8, 9, 4, 5):
-        code_length_lengths[symbol] = 3
+def chosen_tree_block(code_length_lengths, matches, take):
+    """max_tree_block's code trees with the code length code `code_length_lengths`, each run of equal
+    code lengths written as the length, then single lengths and repeats of the previous length (code
+    length symbol 16) as take(left) chooses: the next unit's count (1 for a single length, 3-6 for a
+    repeat), asked while at least 3 of the run are left; the last 1 or 2 are single lengths."""
 
     def write(b, codes):
         at = 0
@@ -392,17 +389,31 @@ def dense_tree_block(matches):
             while at + run < len(TREE_LENGTHS) and TREE_LENGTHS[at + run] == length:
                 run += 1
             at += run
-            b.huff(codes[length], 3)
+            b.huff(codes[length], code_length_lengths[length])
             left = run - 1
-            while left >= 3:  # 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
-                take = min(6, left) if left <= 6 or left >= 9 else left - 3
-                b.huff(codes[16], 1)
-                b.put(take - 3, 2)
-                left -= take
-            for _ in range(left):
-                b.huff(codes[length], 3)
+            while left:
+                count = 1 if left < 3 else take(left)
+                if count == 1:
+                    b.huff(codes[length], code_length_lengths[length])
+                else:
+                    b.huff(codes[16], code_length_lengths[16])
+                    b.put(count - 3, 2)
+                left -= count
 
     return tree_block(code_length_lengths, write, matches)
+
+
+def dense_tree_block(matches):
+    """max_tree_block's code trees written as densely as RFC 1951 allows: each run of equal code
+    lengths as the length, then repeats of 3-6 (code length symbol 16, a 1-bit code): about 27
+    header bytes a block instead of 175."""
+    code_length_lengths = [0] * 19
+    code_length_lengths[16] = 1
+    for symbol in (8, 9, 4, 5):
+        code_length_lengths[symbol] = 3
+    # 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
+    return chosen_tree_block(code_length_lengths, matches,
+                             lambda left: min(6, left) if left <= 6 or left >= 9 else left - 3)
 
 
 def short_lengths_block(matches):
@@ -427,28 +438,8 @@ def mixed_tree_block(matches, rng):
     code_length_lengths = [0] * 19
     for symbol, length in ((16, 1), (8, 2), (9, 3), (4, 4), (5, 4)):
         code_length_lengths[symbol] = length
-
-    def write(b, codes):
-        at = 0
-        while at < len(TREE_LENGTHS):
-            length = TREE_LENGTHS[at]
-            run = 1
-            while at + run < len(TREE_LENGTHS) and TREE_LENGTHS[at + run] == length:
-                run += 1
-            at += run
-            b.huff(codes[length], code_length_lengths[length])
-            left = run - 1
-            while left:
-                if left < 3 or rng.random() < 0.5:
-                    b.huff(codes[length], code_length_lengths[length])
-                    left -= 1
-                    continue
-                take = rng.randint(3, min(left, 6))
-                b.huff(codes[16], 1)
-                b.put(take - 3, 2)
-                left -= take
-
-    return tree_block(code_length_lengths, write, matches)
+    return chosen_tree_block(code_length_lengths, matches,
+                             lambda left: 1 if rng.random() < 0.5 else rng.randint(3, min(left, 6)))
 
 
 def tree_blocks(size, block, matches):
