@@ -7,7 +7,9 @@
 // short_lengths, mixed_tree and flush_64, one literal per fixed block, empty
 // stored blocks, 16-byte stored blocks). Each row reports the time per
 // compressed byte (per_in_byte) and per output byte (per_out_byte); output
-// goes to a 1 MiB buffer, as `npyguard check --verify` inflates. Under load,
+// goes to a 1 MiB buffer, as `npyguard check --verify` inflates. The crc32_*
+// rows time the CRC-32 the verifier takes of that output (ours, folded by
+// carry-less multiplication, against zlib's crc32). Under load,
 // compare CPU times, or instruction counts:
 //   valgrind --tool=callgrind --toggle-collect='*deflate_decoder::decode(unsigned*' --toggle-collect=inflate
 //     build/release/bench/npyguard_inflate_bench --benchmark_filter=max_tree --benchmark_min_time=0
@@ -27,6 +29,7 @@
 
 #include <zlib.h>
 
+#include "npz/crc32.hpp"
 #include "npz/deflate_decoder.hpp"
 #include "tests/deflate_bits.hpp"
 
@@ -418,7 +421,30 @@ void theirs(benchmark::State& state, const std::string& name) {
   report(state, stream.size(), produced);
 }
 
+// The CRC-32 that `check --verify` takes of every output byte (and of every
+// byte of a stored member): ours (folded by carry-less multiplication where
+// the processor has it) against zlib's crc32, over a buffer of `size` bytes
+// as the verifier hands them (up to 1 MiB at a time).
+void crc32_of(benchmark::State& state, std::size_t size, bool zlib) {
+  bytes data(size);
+  std::mt19937 rng(38);
+  for (auto& byte : data) byte = static_cast<unsigned char>(rng() & 0xFFU);
+  std::uint32_t crc = 0;
+  for (auto _ : state) {
+    crc = zlib ? static_cast<std::uint32_t>(::crc32_z(crc, data.data(), data.size()))
+               : npyguard::npz::detail::crc32_update(crc, data.data(), data.size());
+    benchmark::DoNotOptimize(crc);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(size));
+  state.SetLabel(npyguard::npz::detail::crc32_folds() ? "folds" : "zlib");
+}
+
 const int registered = [] {
+  for (const std::size_t size : {std::size_t{64}, std::size_t{4096}, std::size_t{1} << 20}) {
+    const std::string suffix = "crc32_" + std::to_string(size);
+    benchmark::RegisterBenchmark(("ours/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, false); });
+    benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
+  }
   for (const char* name : {"float64_l1",    "float64_l6",   "float64_l9",        "small_ints_l1",   "small_ints_l6",
                            "small_ints_l9", "runs20_l6",    "runs35_l6",         "bools_l1",        "bools_l6",
                            "bools_l9",      "text_l1",      "text_l6",           "text_l9",         "max_tree",

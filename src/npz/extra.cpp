@@ -2,9 +2,8 @@
 
 #include <string>
 
-#include <zlib.h>
-
 #include "core/hex.hpp"
+#include "npz/crc32.hpp"
 #include "npz/failure.hpp"
 #include "npz/records.hpp"
 
@@ -45,8 +44,8 @@ std::optional<error> scan_extra(const unsigned char* extra, std::size_t length, 
 
 bool unicode_path_agrees(const extra_record& record, std::string_view raw_name, std::string_view name) noexcept {
   if (record.length < 5 || record.data[0] != 1) return false;
-  const auto crc = ::crc32(0, reinterpret_cast<const Bytef*>(raw_name.data()), static_cast<uInt>(raw_name.size()));
-  return load32(record.data + 1) == static_cast<std::uint32_t>(crc) &&
+  const auto crc = crc32_update(0, reinterpret_cast<const unsigned char*>(raw_name.data()), raw_name.size());
+  return load32(record.data + 1) == crc &&
          std::string_view(reinterpret_cast<const char*>(record.data + 5), record.length - 5u) == name;
 }
 

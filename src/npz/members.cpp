@@ -8,11 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include <zlib.h> // crc32
-
 #include "npy/framing.hpp"
 #include "npy/pipeline.hpp"
 #include "npy/workspace.hpp"
+#include "npz/crc32.hpp"
 #include "npz/failure.hpp"
 #include "npz/inflater.hpp"
 #include "npz/records.hpp"
@@ -353,7 +352,7 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
     if (sink != nullptr) {
       if (auto failure = ask_sink(*sink, index, models[index], e, copy)) return failure;
     }
-    uLong crc = ::crc32(0, nullptr, 0);
+    std::uint32_t crc = 0;
     if (e.method == method_stored) {
       for (std::uint64_t done = 0; done < e.compressed.value;) {
         const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(stored_chunk, e.compressed.value - done));
@@ -362,7 +361,7 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
           failure->member = e.name;
           return failure;
         }
-        crc = ::crc32(crc, bytes, static_cast<uInt>(n));
+        crc = crc32_update(crc, bytes, n);
         copy.take(done, bytes, n);
         done += n;
       }
@@ -378,7 +377,7 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
             std::min<std::uint64_t>(buffer.size(), e.uncompressed.value + 1 - stream->produced()));
         const std::uint64_t at = stream->produced();
         outcome = stream->inflate(buffer.data(), n, written, failure);
-        crc = ::crc32(crc, buffer.data(), static_cast<uInt>(written));
+        crc = crc32_update(crc, buffer.data(), written);
         copy.take(at, buffer.data(), written);
         if (failure) {
           failure->member = e.name;
@@ -403,11 +402,9 @@ std::optional<error> verify_members(archive_reader& reader, const std::vector<en
         return fail(error_code::size_mismatch, e.data_start, "the member's deflate stream " + why, e.name);
       }
     }
-    if (static_cast<std::uint32_t>(crc) != e.crc) {
+    if (crc != e.crc) {
       return fail(error_code::crc_mismatch, e.data_start,
-                  "the member's CRC-32 is " + to_string(static_cast<std::uint32_t>(crc)) + ", the directory says " +
-                      to_string(e.crc),
-                  e.name);
+                  "the member's CRC-32 is " + to_string(crc) + ", the directory says " + to_string(e.crc), e.name);
     }
   }
   return std::nullopt;
