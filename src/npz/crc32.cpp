@@ -22,8 +22,14 @@ namespace npyguard::npz::detail {
 
 namespace {
 
+// zlib's crc32 a gigabyte at a time (its length is an unsigned int; crc32_z,
+// which takes a size_t, needs zlib 1.2.9).
 std::uint32_t zlib_crc32(std::uint32_t crc, const unsigned char* data, std::size_t size) noexcept {
-  return size == 0 ? crc : static_cast<std::uint32_t>(::crc32_z(crc, data, size));
+  constexpr std::size_t piece = std::size_t{1} << 30;
+  uLong value = crc;
+  for (; size > piece; data += piece, size -= piece) value = ::crc32(value, data, static_cast<uInt>(piece));
+  if (size != 0) value = ::crc32(value, data, static_cast<uInt>(size));
+  return static_cast<std::uint32_t>(value);
 }
 
 #if NPYGUARD_CRC32_FOLDS
@@ -92,7 +98,10 @@ NPYGUARD_CLMUL std::uint32_t fold_blocks(std::uint32_t state, const unsigned cha
 #undef NPYGUARD_CLMUL
 
 bool processor_folds() noexcept {
-  static const bool folds = __builtin_cpu_supports("pclmul") != 0 && __builtin_cpu_supports("sse4.1") != 0;
+  static const bool folds = [] {
+    __builtin_cpu_init(); // in case the first call comes from a static initialiser
+    return __builtin_cpu_supports("pclmul") != 0 && __builtin_cpu_supports("sse4.1") != 0;
+  }();
   return folds;
 }
 

@@ -15,7 +15,8 @@
 namespace npyguard::npz::detail {
 
 // zlib's crc32(crc, data, size): the CRC-32 of the bytes that gave `crc`
-// followed by `data` (crc 0 for none). `data` may be null when `size` is 0.
+// followed by `data` (crc 0 for none). `data` may be null when `size` is 0,
+// and then `crc` comes back (zlib's crc32 gives 0 for a null `data`).
 [[nodiscard]] std::uint32_t crc32_update(std::uint32_t crc, const unsigned char* data, std::size_t size) noexcept;
 
 // Whether crc32_update folds by carry-less multiplication on this processor
