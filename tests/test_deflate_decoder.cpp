@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <zlib.h>
@@ -545,7 +546,7 @@ constexpr unsigned test_distance_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4
 // each match within the output so far (`produced`), then the end of block.
 void write_dynamic_block(bit_writer& w, std::mt19937& rng, bool final, const std::vector<unsigned>& litlen,
                          const std::vector<unsigned>& distance, const std::vector<length_unit>& units,
-                         std::size_t symbols, std::size_t& produced) {
+                         std::size_t symbols, std::size_t& produced, const std::vector<unsigned>& chosen_precode = {}) {
   std::vector<unsigned> used(19, 0);
   for (const auto& unit : units) used[unit.symbol] = 1;
   std::vector<unsigned> precode_symbols;
@@ -553,7 +554,8 @@ void write_dynamic_block(bit_writer& w, std::mt19937& rng, bool final, const std
     if (used[symbol] != 0) precode_symbols.push_back(symbol);
   }
   if (precode_symbols.size() == 1) precode_symbols.push_back(precode_symbols[0] == 0 ? 1 : 0);
-  const std::vector<unsigned> precode = random_complete_code(rng, 19, precode_symbols, 7);
+  const std::vector<unsigned> precode =
+      chosen_precode.empty() ? random_complete_code(rng, 19, precode_symbols, 7) : chosen_precode;
   unsigned precode_count = 19;
   while (precode_count > 4 && precode[precode_order[precode_count - 1]] == 0) --precode_count;
   w.put(final ? 1 : 0, 1).put(2, 2);
@@ -784,5 +786,84 @@ TEST_CASE("deflate_decoder: dense headers, repeats stored eight at a time", "[de
     for (int i = 0; i < 42; ++i) over.code(1, 1).put(3, 2);
     over.code(1, 1).put(3, 2).put(0, 32).put(0, 32).put(0, 32);
     CHECK(verdict_all_ways(over.done()) == inflate_verdict::corrupt);
+  }
+}
+
+TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs stop", "[deflate]") {
+  // After a block's first 32 single lengths, if they took at most 3 bits
+  // each on average, the header decoder reads single lengths two a lookup;
+  // it stops before a repeat (going on with pairs after it unless the
+  // repeat came within a refill's first four lookups) and for the rest of
+  // the block where a refill's eight lookups give fewer than 12 lengths.
+  // Streams that take those paths, three blocks each with 200 symbols
+  // after each header, checked against zlib.
+  std::mt19937 rng(37);
+  // The largest header's code lengths (8: 226 symbols, 9: 60, then the
+  // distance code's 4: 2, 5: 28), written with 1 to 4 bit codes.
+  std::vector<unsigned> lengths(226, 8);
+  lengths.insert(lengths.end(), 60, 9);
+  lengths.insert(lengths.end(), 2, 4);
+  lengths.insert(lengths.end(), 28, 5);
+  const std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
+  const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
+  // A code length code from (symbol, length) pairs, the other symbols uncoded.
+  const auto precode_of = [](std::initializer_list<std::pair<unsigned, unsigned>> codes) {
+    std::vector<unsigned> precode(19, 0);
+    for (const auto& [symbol, length] : codes) precode[symbol] = length;
+    return precode;
+  };
+  // Complete: 1/2 + 1/4 + 1/8 + 1/16 + 1/32 + 2/64.
+  const auto short_codes = precode_of({{8, 1}, {9, 2}, {5, 3}, {4, 4}, {16, 5}, {17, 6}, {18, 6}});
+  const auto singles = [](std::vector<unsigned>::const_iterator from, std::vector<unsigned>::const_iterator to) {
+    std::vector<length_unit> units;
+    for (; from != to; ++from) units.push_back({*from, 0});
+    return units;
+  };
+  const auto check = [&](const std::vector<unsigned>& block_litlen, const std::vector<length_unit>& units,
+                         const std::vector<unsigned>& precode) {
+    bit_writer w;
+    std::size_t produced = 0;
+    for (int block = 0; block < 3; ++block) {
+      write_dynamic_block(w, rng, block == 2, block_litlen, distance, units, 200, produced, precode);
+    }
+    CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+  };
+  SECTION("pairs the whole way, up to the distance code's lengths") {
+    check(litlen, singles(lengths.begin(), lengths.end()), short_codes);
+  }
+  SECTION("repeats among pairs: after a refill's first four lookups, and within them") {
+    // 32 single lengths, 64 in pairs, 10 more (five lookups), a repeat of 6;
+    // 20 singles, a repeat of 3; the rest.
+    std::vector<length_unit> units = singles(lengths.begin(), lengths.begin() + 106);
+    units.push_back({16, 3});
+    const auto middle = singles(lengths.begin() + 112, lengths.begin() + 132);
+    units.insert(units.end(), middle.begin(), middle.end());
+    units.push_back({16, 0});
+    const auto rest = singles(lengths.begin() + 135, lengths.end());
+    units.insert(units.end(), rest.begin(), rest.end());
+    check(litlen, units, short_codes);
+  }
+  SECTION("pairs that stop paying: 7-bit codes after 1-bit ones") {
+    // A complete literal/length code of 76 lengths of 8, 200 of 9 and 10 of
+    // 5 (2 * 76 + 200 + 16 * 10 = 512 halves of 1/256): 40 8s (the trial,
+    // at one bit each), then 5 and 9 in turn (7 and 2 bits: no pair fits),
+    // then the rest.
+    std::vector<unsigned> turns(40, 8);
+    for (int i = 0; i < 10; ++i) {
+      turns.push_back(5);
+      turns.push_back(9);
+    }
+    turns.insert(turns.end(), 36, 8);
+    turns.insert(turns.end(), 190, 9);
+    // Complete: 64 + 32 + 16 + 8 + 4 + 2 + 1 + 1 of 128.
+    const auto long_codes = precode_of({{8, 1}, {9, 2}, {0, 3}, {1, 4}, {2, 5}, {3, 6}, {5, 7}, {4, 7}});
+    std::vector<unsigned> all = turns;
+    all.insert(all.end(), distance.begin(), distance.end());
+    check(turns, singles(all.begin(), all.end()), long_codes);
+  }
+  SECTION("a first 32 that take more than 3 bits each: no pairs") {
+    std::vector<unsigned> four_bit(19, 4);
+    for (unsigned i = 13; i < 19; ++i) four_bit[i] = 5;
+    check(litlen, singles(lengths.begin(), lengths.end()), four_bit);
   }
 }

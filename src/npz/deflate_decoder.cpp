@@ -422,8 +422,10 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
 // with the count of each length a byte of one register (a count kept in
 // memory per length makes each symbol wait on the last of its length), then
 // stored by length, the table doubled in between (fill_root's way, with
-// copies of fixed size).
-bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table) noexcept {
+// copies of fixed size). `indices` receives each code's index in the table
+// (its reversed codeword), `coded` how many codes there are.
+bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table, std::uint8_t* indices,
+                         unsigned& coded) noexcept {
   constexpr unsigned size = 1U << precode_index_bits;
   static_assert(precode_index_bits == 7, "lengths 0-7: a byte each in a 64-bit register");
   const auto byte_of = [](std::uint64_t bytes, unsigned at) {
@@ -438,13 +440,14 @@ bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table) noex
   }
   unsigned used = 0;        // the entries the codes take: `size` for a complete code
   std::uint64_t starts = 0; // byte n: where the symbols of length n start in canonical order
-  unsigned coded = 0;
+  coded = 0;
   for (unsigned length = 1; length <= precode_index_bits; ++length) {
     used += byte_of(counts, length) << (precode_index_bits - length);
     starts |= std::uint64_t{coded} << (8 * length);
     coded += byte_of(counts, length);
   }
   if (used == 0) {
+    coded = 0;
     // zlib's table for no codes: one bit, then a length of 0 when decoded.
     std::fill_n(table, size, all_results.precode[0] + precode_length_unit);
     return true;
@@ -467,7 +470,9 @@ bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table) noex
     const unsigned n = byte_of(counts, length);
     const std::uint32_t length_bits = length * precode_length_unit;
     for (unsigned i = 0; i < n; ++i, ++codeword) {
-      table[reversed_bits[codeword << (max_root_bits - length)]] = all_results.precode[*symbol++] + length_bits;
+      const unsigned index = reversed_bits[codeword << (max_root_bits - length)];
+      *indices++ = static_cast<std::uint8_t>(index);
+      table[index] = all_results.precode[*symbol++] + length_bits;
     }
     if (length == precode_index_bits) return true;
     if (filled >= 4) {
@@ -504,6 +509,66 @@ inline void store_symbol_run(std::uint16_t* to, std::size_t symbol) noexcept {
   std::memcpy(to + 4, &high, sizeof high);
 }
 
+// The pair table (deflate_decoder::pairs_), indexed as the code length
+// code's table is: the single length or two single lengths whose codes lie
+// whole in the 7 index bits. Bits 0-5 the bits taken, bits 8-11 the first
+// length, bits 12-15 the second (the first again when there is none, so
+// that both bucket stores go to one bucket, the second past the first),
+// pair_second when there is a second, or pair_repeat alone when the first
+// code is a repeat (decoded the other way).
+constexpr std::uint32_t pair_second = 1U << 16;
+constexpr std::uint32_t pair_repeat = 1U << 31;
+constexpr unsigned pair_first_at = 8;
+constexpr unsigned pair_second_at = 12;
+
+// Fills the pair table from the code length code's table and its codes'
+// indices in it (build_precode_table's `indices`). The entries of a first code
+// of n bits are every 2^n-th from its index; the rest of their bits index
+// the code length table's first 2^(7 - n) entries, whose code is the second
+// where it is a single length of at most 7 - n bits.
+[[gnu::noinline]] void build_pair_table(const std::uint32_t* precode, const std::uint8_t* at, unsigned coded,
+                                        std::uint32_t* pairs) noexcept {
+  constexpr unsigned half = 1U << (precode_index_bits - 1);
+  // What each of those entries adds as a second length (its bits, its
+  // length, pair_second), or a width no first code leaves room for.
+  std::array<std::uint32_t, half> second{};
+  for (unsigned index = 0; index < half; ++index) {
+    const std::uint32_t entry = precode[index];
+    second[index] = (entry & repeat_flag) != 0
+                        ? 63U
+                        : (precode_used(entry) | (precode_symbol(entry) & 15U) << pair_second_at | pair_second);
+  }
+  for (unsigned code = 0; code < coded; ++code) {
+    const unsigned first = at[code];
+    const std::uint32_t entry = precode[first];
+    const unsigned length = precode_length(entry);
+    const unsigned entries = (1U << precode_index_bits) >> length;
+    std::uint32_t* const out = pairs + first;
+    if ((entry & repeat_flag) != 0) {
+      for (unsigned i = 0; i < entries; ++i) out[i << length] = pair_repeat;
+      continue;
+    }
+    const std::uint32_t value = precode_symbol(entry) & 15U;
+    const std::uint32_t single = length | value << pair_first_at | value << pair_second_at;
+    const int room = static_cast<int>(precode_index_bits - length);
+    for (unsigned i = 0; i < entries; ++i) {
+      const std::uint32_t add = second[i];
+      // All ones where the second code fits (no branch: it is data).
+      const auto fits = static_cast<std::uint32_t>((static_cast<int>(add & 63U) - room - 1) >> 31);
+      out[i << length] = single + ((add - (value << pair_second_at)) & fits);
+    }
+  }
+}
+
+// A block's first single lengths are decoded one at a time; after this many
+// (and the rest of their refill) the pair table is built if they took at
+// most pair_trial_bits each on average, and pairs are used for the rest of
+// the block unless they stop paying: a refill's eight lookups giving fewer
+// than 12 lengths, or a repeat within a refill's first 4.
+constexpr int pair_trial_lengths = 32;
+constexpr unsigned pair_trial_bits = 3;
+constexpr int pairs_off = 1 << 30; // deflate_decoder::pair_countdown_ once the block decodes no pairs
+
 // One code's lengths (the literal/length code's or the distance code's) as
 // the fast loop below decodes them.
 struct length_code {
@@ -513,7 +578,72 @@ struct length_code {
   unsigned end;                 // the code's symbols
   std::uint16_t* sorted;        // the buckets by length, and where each goes on
   std::size_t* tail;
+  std::uint32_t* pairs;   // the pair table, built here
+  const std::uint8_t* at; // build_pair_table's `at` and `coded`
+  unsigned coded;
+  int* pair_countdown;  // deflate_decoder::pair_countdown_
+  unsigned* trial_bits; // the bits the block's single lengths took before the pair table
 };
+
+// Single lengths two a lookup with the pair table (a refill's eight
+// lookups take at most 56 bits), while 8 input bytes remain and 16 lengths
+// of the code: the first length's bucket entry and the second's, the
+// second's one further on when both go to one bucket (so that it waits on
+// no store of the first), and two lengths stored whatever the count (the
+// lengths have room). Stops before a repeat, and sets `countdown` to
+// pairs_off where pairs do not pay: a refill's eight lookups giving fewer
+// than 12 lengths, or a repeat within its first four. Returns the next
+// symbol.
+constexpr std::size_t pair_room = 16;
+[[gnu::noinline]] std::size_t decode_pairs(const length_code& code, std::size_t symbol, const unsigned char*& in_at,
+                                           const unsigned char* in_end, std::uint64_t& bit_buffer, unsigned& bit_count,
+                                           int& countdown) noexcept {
+  constexpr std::uint64_t index_mask = low_bits(precode_index_bits);
+  const std::uint32_t* const pairs = code.pairs;
+  std::uint8_t* const lengths = code.lengths + code.first;
+  std::uint16_t* const sorted = code.sorted;
+  std::size_t* const tail = code.tail;
+  const std::size_t end = code.end;
+  const unsigned char* in = in_at;
+  std::uint64_t bits = bit_buffer;
+  unsigned count = bit_count;
+  const auto pair_unit = [&](std::uint32_t entry) {
+    const unsigned first = (entry >> pair_first_at) & 15U;
+    const unsigned second = (entry >> pair_second_at) & 15U;
+    const std::size_t count_of_second = (entry >> 16) & 1U;
+    bits >>= precode_used(entry);
+    count -= precode_used(entry);
+    const auto two = static_cast<std::uint16_t>(first | second << 8);
+    std::memcpy(lengths + symbol, &two, sizeof two);
+    const std::size_t at = tail[first];
+    const std::size_t next = tail[second] + (first == second ? 1 : 0);
+    sorted[at] = static_cast<std::uint16_t>(symbol);
+    sorted[next] = static_cast<std::uint16_t>(symbol + 1);
+    tail[first] = at + 1;
+    tail[second] = next + count_of_second;
+    symbol += 1 + count_of_second;
+  };
+  static_assert(8 * precode_index_bits <= 56 && std::size_t{16} <= pair_room, "a refill's lookups need no check");
+  while (end - symbol >= pair_room && in_end - in >= fast_input_room) {
+    bits |= load_le64(in) << count;
+    in += (63 - count) >> 3;
+    count |= 56;
+    const std::size_t group = symbol;
+    unsigned lookup = 0;
+#pragma GCC unroll 8
+    for (; lookup < 8; ++lookup) {
+      const std::uint32_t entry = pairs[bits & index_mask];
+      if ((entry & pair_repeat) != 0) break;
+      pair_unit(entry);
+    }
+    if (lookup < 8 ? lookup < 4 : symbol - group < 12) countdown = pairs_off;
+    if (lookup < 8 || countdown == pairs_off) break;
+  }
+  in_at = in;
+  bit_buffer = bits;
+  bit_count = count;
+  return symbol;
+}
 
 // The code lengths while 8 input bytes remain: up to eight single lengths a
 // refill with no check of the bit count (a refill leaves at least 56 bits, a
@@ -550,16 +680,34 @@ struct length_code {
     ++symbol;
     return true;
   };
+  int countdown = *code.pair_countdown;
   while (symbol < end && in_end - in >= fast_input_room) {
+    if (countdown <= 0 && end - symbol >= pair_room) {
+      symbol = decode_pairs(code, symbol, in, in_end, bits, count, countdown);
+      // At a repeat, near the code's end or the input's, or pairs off.
+      if (in_end - in < fast_input_room) break;
+    }
     bits |= load_le64(in) << count;
     in += (63 - count) >> 3;
     count |= 56;
+    const unsigned bits_before = count;
     const std::size_t units = std::min<std::size_t>(8, end - symbol);
     std::size_t unit = 0;
     if (units == 8) {
       while (unit < 8 && length_unit()) ++unit; // unrolled
     } else {
       while (unit < units && length_unit()) ++unit;
+    }
+    if (countdown > 0 && countdown != pairs_off) { // the block's trial of single lengths
+      countdown -= static_cast<int>(unit);
+      *code.trial_bits += bits_before - count;
+      if (countdown <= 0) {
+        if (*code.trial_bits <= pair_trial_bits * pair_trial_lengths) {
+          build_pair_table(precode, code.at, code.coded, code.pairs);
+        } else {
+          countdown = pairs_off;
+        }
+      }
     }
     if (unit == units) continue;
     // A repeat: from here units of either kind, four a refill (a unit takes
@@ -620,6 +768,7 @@ struct length_code {
     }
     if (careful) break;
   }
+  *code.pair_countdown = countdown;
   in_at = in;
   bit_buffer = bits;
   bit_count = count;
@@ -850,7 +999,11 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
     read += n;
   }
   for (unsigned i = precode_count_; i < precode_symbols; ++i) precode_lengths_[precode_order[i]] = 0;
-  if (!build_precode_table(precode_lengths_.data(), precode_.data())) return step::corrupt;
+  if (!build_precode_table(precode_lengths_.data(), precode_.data(), precode_at_.data(), precode_coded_)) {
+    return step::corrupt;
+  }
+  pair_countdown_ = precode_coded_ == 0 ? pairs_off : pair_trial_lengths;
+  pair_trial_bits_ = 0;
   static constexpr auto empty_buckets = [] {
     std::array<std::array<std::size_t, 16>, 2> tails{};
     for (std::size_t length = 0; length < 16; ++length) {
@@ -896,7 +1049,17 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
     std::size_t* const tail = tails_[distances ? 1 : 0].data();
     unsigned symbol = read - first;
     if (k.in_end - k.in >= fast_input_room) {
-      const length_code code{precode, lengths, first, end, sorted, tail};
+      const length_code code{precode,
+                             lengths,
+                             first,
+                             end,
+                             sorted,
+                             tail,
+                             pairs_.data(),
+                             precode_at_.data(),
+                             precode_coded_,
+                             &pair_countdown_,
+                             &pair_trial_bits_};
       symbol = decode_lengths_fast(code, symbol, k.in, k.in_end, k.bits, k.count);
     }
     read = first + symbol;

@@ -109,6 +109,18 @@ private:
   std::array<std::uint32_t, litlen_capacity> litlen_{};
   std::array<std::uint32_t, distance_capacity> distance_{};
   std::array<std::uint32_t, 128> precode_{};
+  // A dynamic header's single code lengths two a lookup where their codes
+  // are short (decode_lengths_fast): pairs_ is indexed as precode_ is,
+  // built from it and precode_at_ (each code's index in it, precode_coded_
+  // of them) once pair_countdown_ single lengths of the block have been
+  // decoded one at a time, if they took few bits (pair_trial_bits_). At 0 or
+  // below the pairs are in use; pairs_off (deflate_decoder.cpp) when the
+  // block decodes none.
+  std::array<std::uint32_t, 128> pairs_{};
+  std::array<std::uint8_t, 19> precode_at_{};
+  unsigned precode_coded_ = 0;
+  int pair_countdown_ = 0;
+  unsigned pair_trial_bits_ = 0;
   std::array<std::uint32_t, 512> fixed_litlen_{};
   std::array<std::uint32_t, 32> fixed_distance_{};
   const std::uint32_t* litlen_table_ = nullptr;
