@@ -512,20 +512,22 @@ inline void store_symbol_run(std::uint16_t* to, std::size_t symbol) noexcept {
 // The pair table (deflate_decoder::pairs_), indexed as the code length
 // code's table is: the single length or two single lengths whose codes lie
 // whole in the 7 index bits. Bits 0-5 the bits taken, bits 8-11 the first
-// length, bits 12-15 the second (the first again when there is none, so
-// that both bucket stores go to one bucket, the second past the first),
-// pair_second when there is a second, or pair_repeat alone when the first
-// code is a repeat (decoded the other way).
+// length, bits 12-15 the second (0 when there is none: its bucket store
+// goes past the end of bucket 0, which no table reads, and counts for
+// nothing), pair_second when there is a second, or pair_repeat alone when
+// the first code is a repeat (decoded the other way).
 constexpr std::uint32_t pair_second = 1U << 16;
 constexpr std::uint32_t pair_repeat = 1U << 31;
 constexpr unsigned pair_first_at = 8;
 constexpr unsigned pair_second_at = 12;
 
 // Fills the pair table from the code length code's table and its codes'
-// indices in it (build_precode_table's `indices`). The entries of a first code
-// of n bits are every 2^n-th from its index; the rest of their bits index
-// the code length table's first 2^(7 - n) entries, whose code is the second
-// where it is a single length of at most 7 - n bits.
+// indices in it (build_precode_table's `indices`). The entries of a first
+// code of n bits are every 2^n-th from its index; the rest of their bits
+// index the code length table's first 2^(7 - n) entries, whose code is the
+// second where it is a single length of at most 7 - n bits. What a second
+// adds to the first's entry depends on n only: one row per length, each
+// entry then one addition.
 [[gnu::noinline]] void build_pair_table(const std::uint32_t* precode, const std::uint8_t* at, unsigned coded,
                                         std::uint32_t* pairs) noexcept {
   constexpr unsigned half = 1U << (precode_index_bits - 1);
@@ -538,6 +540,10 @@ constexpr unsigned pair_second_at = 12;
                         ? 63U
                         : (precode_used(entry) | (precode_symbol(entry) & 15U) << pair_second_at | pair_second);
   }
+  // rows[room]: what the second adds where room bits are left, 0 where it
+  // does not fit (computed for the rooms the codes leave).
+  std::array<std::array<std::uint32_t, half>, precode_index_bits> rows;
+  unsigned rows_made = 0; // bit n: rows[n] made
   for (unsigned code = 0; code < coded; ++code) {
     const unsigned first = at[code];
     const std::uint32_t entry = precode[first];
@@ -548,15 +554,14 @@ constexpr unsigned pair_second_at = 12;
       for (unsigned i = 0; i < entries; ++i) out[i << length] = pair_repeat;
       continue;
     }
-    const std::uint32_t value = precode_symbol(entry) & 15U;
-    const std::uint32_t single = length | value << pair_first_at | value << pair_second_at;
-    const int room = static_cast<int>(precode_index_bits - length);
-    for (unsigned i = 0; i < entries; ++i) {
-      const std::uint32_t add = second[i];
-      // All ones where the second code fits (no branch: it is data).
-      const auto fits = static_cast<std::uint32_t>((static_cast<int>(add & 63U) - room - 1) >> 31);
-      out[i << length] = single + ((add - (value << pair_second_at)) & fits);
+    const unsigned room = precode_index_bits - length;
+    std::uint32_t* const row = rows[room].data();
+    if ((rows_made & (1U << room)) == 0) {
+      rows_made |= 1U << room;
+      for (unsigned i = 0; i < entries; ++i) row[i] = (second[i] & 63U) <= room ? second[i] : 0; // vectorised
     }
+    const std::uint32_t single = length | (precode_symbol(entry) & 15U) << pair_first_at;
+    for (unsigned i = 0; i < entries; ++i) out[i << length] = single + row[i];
   }
 }
 
@@ -587,10 +592,11 @@ struct length_code {
 
 // Single lengths two a lookup with the pair table (a refill's eight
 // lookups take at most 56 bits), while 8 input bytes remain and 16 lengths
-// of the code: the first length's bucket entry and the second's, the
-// second's one further on when both go to one bucket (so that it waits on
-// no store of the first), and two lengths stored whatever the count (the
-// lengths have room). Stops before a repeat, and sets `countdown` to
+// of the code: the first length's bucket entry and the second's (bucket 0
+// for none), the second's one further on when both go to one bucket (so
+// that it waits on no store of the first), and two lengths stored whatever
+// the count (the lengths have room; a second of none stores a 0 that the
+// next length overwrites). Stops before a repeat, and sets `countdown` to
 // pairs_off where pairs do not pay: a refill's eight lookups giving fewer
 // than 12 lengths, or a repeat within its first four. Returns the next
 // symbol.
