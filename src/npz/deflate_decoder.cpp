@@ -591,8 +591,8 @@ struct length_code {
 };
 
 // Single lengths two a lookup with the pair table (a refill's eight
-// lookups take at most 56 bits), while 8 input bytes remain and 16 lengths
-// of the code: the first length's bucket entry and the second's (bucket 0
+// lookups take at most 56 bits) while 8 input bytes remain and 16 lengths
+// of the code, then one lookup a refill while 2 remain: the first length's bucket entry and the second's (bucket 0
 // for none), the second's one further on when both go to one bucket (so
 // that it waits on no store of the first), and two lengths stored whatever
 // the count (the lengths have room; a second of none stores a 0 that the
@@ -630,6 +630,7 @@ constexpr std::size_t pair_room = 16;
     symbol += 1 + count_of_second;
   };
   static_assert(8 * precode_index_bits <= 56 && std::size_t{16} <= pair_room, "a refill's lookups need no check");
+  bool stopped = false; // at a repeat, or pairs off
   while (end - symbol >= pair_room && in_end - in >= fast_input_room) {
     bits |= load_le64(in) << count;
     in += (63 - count) >> 3;
@@ -643,7 +644,19 @@ constexpr std::size_t pair_room = 16;
       pair_unit(entry);
     }
     if (lookup < 8 ? lookup < 4 : symbol - group < 12) countdown = pairs_off;
-    if (lookup < 8 || countdown == pairs_off) break;
+    if (lookup < 8 || countdown == pairs_off) {
+      stopped = true;
+      break;
+    }
+  }
+  // The code's last lengths, a lookup a refill.
+  while (!stopped && end - symbol >= 2 && in_end - in >= fast_input_room) {
+    bits |= load_le64(in) << count;
+    in += (63 - count) >> 3;
+    count |= 56;
+    const std::uint32_t entry = pairs[bits & index_mask];
+    if ((entry & pair_repeat) != 0) break;
+    pair_unit(entry);
   }
   in_at = in;
   bit_buffer = bits;
@@ -688,7 +701,7 @@ constexpr std::size_t pair_room = 16;
   };
   int countdown = *code.pair_countdown;
   while (symbol < end && in_end - in >= fast_input_room) {
-    if (countdown <= 0 && end - symbol >= pair_room) {
+    if (countdown <= 0 && end - symbol >= 2) {
       symbol = decode_pairs(code, symbol, in, in_end, bits, count, countdown);
       // At a repeat, near the code's end or the input's, or pairs off.
       if (in_end - in < fast_input_room) break;
