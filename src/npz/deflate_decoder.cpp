@@ -572,7 +572,10 @@ constexpr unsigned pair_second_at = 12;
 // than 12 lengths, or a repeat within a refill's first 4.
 constexpr int pair_trial_lengths = 32;
 constexpr unsigned pair_trial_bits = 3;
-constexpr int pairs_off = 1 << 30; // deflate_decoder::pair_countdown_ once the block decodes no pairs
+// deflate_decoder::pair_countdown_: the trial's lengths to go (above 0),
+// pairs in use (0), or none for the rest of the block (pairs_off).
+constexpr int pairs_on = 0;
+constexpr int pairs_off = -1;
 
 // One code's lengths (the literal/length code's or the distance code's) as
 // the fast loop below decodes them.
@@ -700,8 +703,9 @@ constexpr std::size_t pair_room = 16;
     return true;
   };
   int countdown = *code.pair_countdown;
+  unsigned trial_bits = *code.trial_bits;
   while (symbol < end && in_end - in >= fast_input_room) {
-    if (countdown <= 0 && end - symbol >= 2) {
+    if (countdown == pairs_on && end - symbol >= 2) {
       symbol = decode_pairs(code, symbol, in, in_end, bits, count, countdown);
       // At a repeat, near the code's end or the input's, or pairs off.
       if (in_end - in < fast_input_room) break;
@@ -717,15 +721,12 @@ constexpr std::size_t pair_room = 16;
     } else {
       while (unit < units && length_unit()) ++unit;
     }
-    if (countdown > 0 && countdown != pairs_off) { // the block's trial of single lengths
+    if (countdown > 0) { // the block's trial of single lengths
       countdown -= static_cast<int>(unit);
-      *code.trial_bits += bits_before - count;
+      trial_bits += bits_before - count;
       if (countdown <= 0) {
-        if (*code.trial_bits <= pair_trial_bits * pair_trial_lengths) {
-          build_pair_table(precode, code.at, code.coded, code.pairs);
-        } else {
-          countdown = pairs_off;
-        }
+        countdown = trial_bits <= pair_trial_bits * pair_trial_lengths ? pairs_on : pairs_off;
+        if (countdown == pairs_on) build_pair_table(precode, code.at, code.coded, code.pairs);
       }
     }
     if (unit == units) continue;
@@ -788,6 +789,7 @@ constexpr std::size_t pair_room = 16;
     if (careful) break;
   }
   *code.pair_countdown = countdown;
+  *code.trial_bits = trial_bits;
   in_at = in;
   bit_buffer = bits;
   bit_count = count;

@@ -113,9 +113,9 @@ private:
   // are short (decode_lengths_fast): pairs_ is indexed as precode_ is,
   // built from it and precode_at_ (each code's index in it, precode_coded_
   // of them) once pair_countdown_ single lengths of the block have been
-  // decoded one at a time, if they took few bits (pair_trial_bits_). At 0 or
-  // below the pairs are in use; pairs_off (deflate_decoder.cpp) when the
-  // block decodes none.
+  // decoded one at a time, if they took few bits (pair_trial_bits_); then
+  // pair_countdown_ is pairs_on, or pairs_off for the rest of the block
+  // (deflate_decoder.cpp).
   std::array<std::uint32_t, 128> pairs_{};
   std::array<std::uint8_t, 19> precode_at_{};
   unsigned precode_coded_ = 0;
