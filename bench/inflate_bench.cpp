@@ -4,7 +4,7 @@
 // float64 upsampled by 20 and 35, whose output per compressed byte matches
 // the header families') and the block structures that cost most per
 // compressed byte (bench/npz_crafted.py's max_tree, dense_tree,
-// short_lengths, mixed_tree and flush_64, one literal per fixed block, empty
+// short_lengths, short_distance, mixed_tree and flush_64, one literal per fixed block, empty
 // stored blocks, 16-byte stored blocks). Each row reports the time per
 // compressed byte (per_in_byte) and per output byte (per_out_byte); output
 // goes to a 1 MiB buffer, as `npyguard check --verify` inflates. The crc32_*
@@ -120,18 +120,25 @@ bytes text(std::size_t size) {
   return out;
 }
 
-// Dynamic blocks with HLIT 286, HDIST 30 and HCLEN 19, all with the same
-// code trees (literal/length lengths 226 x 8 and 60 x 9, distance lengths
-// 2 x 4 and 28 x 5: both complete), the code lengths written by
-// `write_lengths` with the code length code `precode`, then `units` matches
-// of 258 at distance 1; after a fixed block with one literal (a byte for the
-// matches to copy) and before a final empty fixed block.
-bytes tree_blocks(const std::vector<unsigned>& precode,
-                  const std::function<void(bit_writer&, const std::vector<unsigned>&)>& write_lengths, unsigned units) {
+// The code trees of the header families: literal/length lengths 226 x 8
+// and 60 x 9, distance lengths 2 x 4 and 28 x 5, both complete.
+std::vector<unsigned> tree_lengths() {
   std::vector<unsigned> lengths(226, 8);
   lengths.insert(lengths.end(), 60, 9);
   lengths.insert(lengths.end(), 2, 4);
   lengths.insert(lengths.end(), 28, 5);
+  return lengths;
+}
+
+// Dynamic blocks with HLIT 286, HDIST lengths.size() - 286 and HCLEN
+// precode_count, all with the same code trees (`lengths`, tree_lengths()
+// by default), the code lengths written by `write_lengths` with the code
+// length code `precode`, then `units` matches of 258 at distance 1; after a
+// fixed block with one literal (a byte for the matches to copy) and before
+// a final empty fixed block.
+bytes tree_blocks(const std::vector<unsigned>& precode,
+                  const std::function<void(bit_writer&, const std::vector<unsigned>&)>& write_lengths, unsigned units,
+                  const std::vector<unsigned>& lengths = tree_lengths(), unsigned precode_count = 19) {
   const std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
   const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
   const auto litlen_codes = canonical(litlen);
@@ -146,9 +153,9 @@ bytes tree_blocks(const std::vector<unsigned>& precode,
     w.put(0, 1);
     w.put(2, 2);
     w.put(286 - 257, 5);
-    w.put(30 - 1, 5);
-    w.put(19 - 4, 4);
-    for (unsigned symbol : order) w.put(precode[symbol], 3);
+    w.put(static_cast<unsigned>(distance.size()) - 1, 5);
+    w.put(precode_count - 4, 4);
+    for (unsigned i = 0; i < precode_count; ++i) w.put(precode[order[i]], 3);
     write_lengths(w, lengths);
     for (unsigned i = 0; i < units; ++i) {
       w.code(litlen_codes[285], litlen[285]);
@@ -255,6 +262,26 @@ bytes short_lengths(unsigned units) {
       units);
 }
 
+// short_lengths' literal/length code and one distance code of one bit
+// (HDIST 1), with 8: 1 bit, 9 and 1: 2 bits (HCLEN 18): about 44 header
+// bytes a block for 287 lengths. bench/npz_crafted.py's short_distance.
+bytes short_distance(unsigned units) {
+  std::vector<unsigned> precode(19, 0);
+  precode[8] = 1;
+  precode[9] = 2;
+  precode[1] = 2;
+  std::vector<unsigned> lengths = tree_lengths();
+  lengths.resize(287);
+  lengths[286] = 1;
+  const auto codes = canonical(precode);
+  return tree_blocks(
+      precode,
+      [&](bit_writer& w, const std::vector<unsigned>& written) {
+        for (unsigned length : written) w.code(codes[length], precode[length]);
+      },
+      units, lengths, 18);
+}
+
 // Single lengths and repeats of 3-6 chosen at random, a new choice in every
 // block: no branch on a unit's kind or a repeat's count can be predicted.
 bytes mixed_tree(unsigned units) {
@@ -343,6 +370,8 @@ const bytes& stream_named(const std::string& name) {
     stream = short_lengths(2);
   } else if (name == "short_lengths_5") {
     stream = short_lengths(5);
+  } else if (name == "short_distance_5") {
+    stream = short_distance(5);
   } else if (name == "mixed_tree_5") {
     stream = mixed_tree(5);
   } else if (name == "flip_tree_5") {
@@ -445,11 +474,12 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("ours/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, false); });
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
-  for (const char* name : {"float64_l1",    "float64_l6",   "float64_l9",        "small_ints_l1",   "small_ints_l6",
-                           "small_ints_l9", "runs20_l6",    "runs35_l6",         "bools_l1",        "bools_l6",
-                           "bools_l9",      "text_l1",      "text_l6",           "text_l9",         "max_tree",
-                           "dense_tree_2",  "dense_tree_5", "short_lengths_2",   "short_lengths_5", "mixed_tree_5",
-                           "flip_tree_5",   "flush_64",     "one_literal_fixed", "stored_empty",    "stored_16"}) {
+  for (const char* name :
+       {"float64_l1",      "float64_l6",       "float64_l9",   "small_ints_l1", "small_ints_l6", "small_ints_l9",
+        "runs20_l6",       "runs35_l6",        "bools_l1",     "bools_l6",      "bools_l9",      "text_l1",
+        "text_l6",         "text_l9",          "max_tree",     "dense_tree_2",  "dense_tree_5",  "short_lengths_2",
+        "short_lengths_5", "short_distance_5", "mixed_tree_5", "flip_tree_5",   "flush_64",      "one_literal_fixed",
+        "stored_empty",    "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream);

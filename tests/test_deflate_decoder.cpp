@@ -861,6 +861,17 @@ TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs st
     all.insert(all.end(), distance.begin(), distance.end());
     check(turns, singles(all.begin(), all.end()), long_codes);
   }
+  SECTION("pairs up to a distance code of one code of one bit (HDIST 1)") {
+    std::vector<unsigned> all = litlen;
+    all.push_back(1);
+    bit_writer w;
+    std::size_t produced = 0;
+    for (int block = 0; block < 3; ++block) {
+      write_dynamic_block(w, rng, block == 2, litlen, {1}, singles(all.begin(), all.end()), 200, produced,
+                          precode_of({{8, 1}, {9, 2}, {1, 2}}));
+    }
+    CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+  }
   SECTION("a first 32 that take more than 3 bits each: no pairs") {
     std::vector<unsigned> four_bit(19, 4);
     for (unsigned i = 13; i < 19; ++i) four_bit[i] = 5;
