@@ -595,11 +595,11 @@ struct length_code {
 
 // Single lengths two a lookup with the pair table (a refill's eight
 // lookups take at most 56 bits) while 8 input bytes remain and 16 lengths
-// of the code, then one lookup a refill while 2 remain: the first length's bucket entry and the second's (bucket 0
-// for none), the second's one further on when both go to one bucket (so
-// that it waits on no store of the first), and two lengths stored whatever
-// the count (the lengths have room; a second of none stores a 0 that the
-// next length overwrites). Stops before a repeat, and sets `countdown` to
+// of the code, then one lookup a refill while 2 remain: the first length's
+// bucket entry and the second's (bucket 0 for none), the second's one
+// further on when both go to one bucket (so that it waits on no store of
+// the first), and two lengths stored whatever the count (the lengths have
+// room; a second of none stores a 0 that the next length overwrites). Stops before a repeat, and sets `countdown` to
 // pairs_off where pairs do not pay: a refill's eight lookups giving fewer
 // than 12 lengths, or a repeat within its first four. Returns the next
 // symbol.
