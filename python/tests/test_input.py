@@ -99,9 +99,13 @@ def test_a_call_on_another_thread_keeps_its_timeout(tmp_path):
     assert outcome == ["io_error"]
 
 
+# The child restores Python's SIGINT handler: a process started with SIGINT
+# ignored (a job a non-interactive shell put in the background, as a CI
+# runner may) keeps it ignored, and Python then installs no handler.
 CTRL_C = """
-import os, sys, time
+import os, signal, sys, time
 import npyguard
+signal.signal(signal.SIGINT, signal.default_int_handler)
 print("waiting", flush=True)
 try:
     npyguard.{call}(sys.argv[1])
