@@ -790,7 +790,7 @@ TEST_CASE("deflate_decoder: dense headers, repeats stored eight at a time", "[de
 }
 
 TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs stop", "[deflate]") {
-  // After a block's first 32 single lengths, if they took at most 3 bits
+  // After a block's first 16 single lengths, if they took at most 3 bits
   // each on average, the header decoder reads single lengths two a lookup;
   // it stops before a repeat (going on with pairs after it unless the
   // repeat came within a refill's first four lookups) and for the rest of
@@ -832,7 +832,7 @@ TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs st
     check(litlen, singles(lengths.begin(), lengths.end()), short_codes);
   }
   SECTION("repeats among pairs: after a refill's first four lookups, and within them") {
-    // 32 single lengths, 64 in pairs, 10 more (five lookups), a repeat of 6;
+    // 16 single lengths, 80 in pairs, 10 more (five lookups), a repeat of 6;
     // 20 singles, a repeat of 3; the rest.
     std::vector<length_unit> units = singles(lengths.begin(), lengths.begin() + 106);
     units.push_back({16, 3});
@@ -872,7 +872,7 @@ TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs st
     }
     CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
   }
-  SECTION("a first 32 that take more than 3 bits each: no pairs") {
+  SECTION("a first 16 that take more than 3 bits each: no pairs") {
     std::vector<unsigned> four_bit(19, 4);
     for (unsigned i = 13; i < 19; ++i) four_bit[i] = 5;
     check(litlen, singles(lengths.begin(), lengths.end()), four_bit);

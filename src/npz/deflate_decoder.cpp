@@ -531,17 +531,9 @@ constexpr unsigned pair_second_at = 12;
 [[gnu::noinline]] void build_pair_table(const std::uint32_t* precode, const std::uint8_t* at, unsigned coded,
                                         std::uint32_t* pairs) noexcept {
   constexpr unsigned half = 1U << (precode_index_bits - 1);
-  // What each of those entries adds as a second length (its bits, its
-  // length, pair_second), or a width no first code leaves room for.
-  std::array<std::uint32_t, half> second{};
-  for (unsigned index = 0; index < half; ++index) {
-    const std::uint32_t entry = precode[index];
-    second[index] = (entry & repeat_flag) != 0
-                        ? 63U
-                        : (precode_used(entry) | (precode_symbol(entry) & 15U) << pair_second_at | pair_second);
-  }
-  // rows[room]: what the second adds where room bits are left, 0 where it
-  // does not fit (computed for the rooms the codes leave).
+  // rows[room]: what the second adds where room bits are left (its bits,
+  // its length, pair_second), 0 where it does not fit or is a repeat;
+  // computed for the rooms the codes leave.
   std::array<std::array<std::uint32_t, half>, precode_index_bits> rows;
   unsigned rows_made = 0; // bit n: rows[n] made
   for (unsigned code = 0; code < coded; ++code) {
@@ -558,7 +550,11 @@ constexpr unsigned pair_second_at = 12;
     std::uint32_t* const row = rows[room].data();
     if ((rows_made & (1U << room)) == 0) {
       rows_made |= 1U << room;
-      for (unsigned i = 0; i < entries; ++i) row[i] = (second[i] & 63U) <= room ? second[i] : 0; // vectorised
+      for (unsigned i = 0; i < entries; ++i) { // vectorised
+        const std::uint32_t second = precode[i];
+        const bool fits = (second & repeat_flag) == 0 && precode_used(second) <= room;
+        row[i] = fits ? precode_used(second) | (precode_symbol(second) & 15U) << pair_second_at | pair_second : 0;
+      }
     }
     const std::uint32_t single = length | (precode_symbol(entry) & 15U) << pair_first_at;
     for (unsigned i = 0; i < entries; ++i) out[i << length] = single + row[i];
@@ -570,7 +566,7 @@ constexpr unsigned pair_second_at = 12;
 // most pair_trial_bits each on average, and pairs are used for the rest of
 // the block unless they stop paying: a refill's eight lookups giving fewer
 // than 12 lengths, or a repeat within a refill's first 4.
-constexpr int pair_trial_lengths = 32;
+constexpr int pair_trial_lengths = 16;
 constexpr unsigned pair_trial_bits = 3;
 // deflate_decoder::pair_countdown_: the trial's lengths to go (above 0),
 // pairs in use (0), or none for the rest of the block (pairs_off).
