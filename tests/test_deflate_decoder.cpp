@@ -845,9 +845,9 @@ TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs st
   }
   SECTION("pairs that stop paying: 7-bit codes after 1-bit ones") {
     // A complete literal/length code of 76 lengths of 8, 200 of 9 and 10 of
-    // 5 (2 * 76 + 200 + 16 * 10 = 512 halves of 1/256): 40 8s (the trial,
-    // at one bit each), then 5 and 9 in turn (7 and 2 bits: no pair fits),
-    // then the rest.
+    // 5 (2 * 76 + 200 + 16 * 10 = 512 halves of 1/256): 40 8s at one bit
+    // each (the trial, then pairs), then 5 and 9 in turn (7 and 2 bits: no
+    // pair fits), then the rest.
     std::vector<unsigned> turns(40, 8);
     for (int i = 0; i < 10; ++i) {
       turns.push_back(5);
