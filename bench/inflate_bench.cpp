@@ -169,18 +169,19 @@ bytes tree_blocks(const std::vector<unsigned>& precode,
   return w.take();
 }
 
+// Writes every code length on its own with the code length code `precode`.
+std::function<void(bit_writer&, const std::vector<unsigned>&)> each_length(const std::vector<unsigned>& precode) {
+  return [precode, codes = canonical(precode)](bit_writer& w, const std::vector<unsigned>& lengths) {
+    for (unsigned length : lengths) w.code(codes[length], precode[length]);
+  };
+}
+
 // bench/npz_crafted.py's max_tree: every code length written one by one,
 // two matches of 258 a block.
 bytes max_tree() {
   std::vector<unsigned> precode(19, 4);
   for (unsigned i = 13; i < 19; ++i) precode[i] = 5;
-  const auto codes = canonical(precode);
-  return tree_blocks(
-      precode,
-      [&](bit_writer& w, const std::vector<unsigned>& lengths) {
-        for (unsigned length : lengths) w.code(codes[length], precode[length]);
-      },
-      2);
+  return tree_blocks(precode, each_length(precode), 2);
 }
 
 // The same code trees with the code length code `precode`, each run of
@@ -253,13 +254,7 @@ bytes short_lengths(unsigned units) {
   precode[5] = 3;
   precode[4] = 4;
   precode[0] = 4;
-  const auto codes = canonical(precode);
-  return tree_blocks(
-      precode,
-      [&](bit_writer& w, const std::vector<unsigned>& lengths) {
-        for (unsigned length : lengths) w.code(codes[length], precode[length]);
-      },
-      units);
+  return tree_blocks(precode, each_length(precode), units);
 }
 
 // short_lengths' literal/length code and one distance code of one bit
@@ -273,13 +268,7 @@ bytes short_distance(unsigned units) {
   std::vector<unsigned> lengths = tree_lengths();
   lengths.resize(287);
   lengths[286] = 1;
-  const auto codes = canonical(precode);
-  return tree_blocks(
-      precode,
-      [&](bit_writer& w, const std::vector<unsigned>& written) {
-        for (unsigned length : written) w.code(codes[length], precode[length]);
-      },
-      units, lengths, 18);
+  return tree_blocks(precode, each_length(precode), units, lengths, 18);
 }
 
 // Single lengths and repeats of 3-6 chosen at random, a new choice in every

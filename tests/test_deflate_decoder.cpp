@@ -143,6 +143,17 @@ bytes small_ints(std::size_t size, unsigned seed) {
   return out;
 }
 
+// The largest header's code lengths (bench/npz_crafted.py's TREE_LENGTHS):
+// literal/length 226 x 8 and 60 x 9, distance 2 x 4 and 28 x 5, both
+// complete.
+std::vector<unsigned> largest_header_lengths() {
+  std::vector<unsigned> lengths(226, 8);
+  lengths.insert(lengths.end(), 60, 9);
+  lengths.insert(lengths.end(), 2, 4);
+  lengths.insert(lengths.end(), 28, 5);
+  return lengths;
+}
+
 // A fixed block: BFINAL, BTYPE 01, then codes.
 bit_writer fixed_block(bool final) {
   bit_writer w;
@@ -433,10 +444,7 @@ TEST_CASE("deflate_decoder: dynamic blocks with the largest header, back to back
   // length written out, two matches of 258 at distance 1.
   std::vector<unsigned> precode(19, 4);
   for (unsigned i = 13; i < 19; ++i) precode[i] = 5;
-  std::vector<unsigned> lengths(226, 8);
-  lengths.insert(lengths.end(), 60, 9);
-  lengths.insert(lengths.end(), 2, 4);
-  lengths.insert(lengths.end(), 28, 5);
+  const std::vector<unsigned> lengths = largest_header_lengths();
   const std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
   const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
   const auto litlen_codes = canonical(litlen);
@@ -798,12 +806,8 @@ TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs st
   // Streams that take those paths, three blocks each with 200 symbols
   // after each header, checked against zlib.
   std::mt19937 rng(37);
-  // The largest header's code lengths (8: 226 symbols, 9: 60, then the
-  // distance code's 4: 2, 5: 28), written with 1 to 4 bit codes.
-  std::vector<unsigned> lengths(226, 8);
-  lengths.insert(lengths.end(), 60, 9);
-  lengths.insert(lengths.end(), 2, 4);
-  lengths.insert(lengths.end(), 28, 5);
+  // The largest header's code lengths, written with 1 to 4 bit codes.
+  const std::vector<unsigned> lengths = largest_header_lengths();
   const std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
   const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
   // A code length code from (symbol, length) pairs, the other symbols uncoded.
