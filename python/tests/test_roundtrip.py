@@ -27,6 +27,7 @@ arrays = dtypes.flatmap(
 
 
 def _names(dtype):
+    dtype = dtype.base  # a subarray's element type holds its fields
     for name in dtype.names or ():
         field = dtype.fields[name]
         yield name
