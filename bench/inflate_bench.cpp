@@ -389,10 +389,14 @@ void report(benchmark::State& state, std::size_t in, std::uint64_t out) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(in));
 }
 
-void ours(benchmark::State& state, const std::string& name) {
+// `vectors`: single code lengths by vector instructions where the processor
+// has them ("ours/"), or two a lookup by the pair table ("ours_pairs/").
+void ours(benchmark::State& state, const std::string& name, bool vectors) {
   const bytes& stream = stream_named(name);
   bytes out(output_buffer);
   auto decoder = std::make_unique<npyguard::npz::detail::deflate_decoder>();
+  decoder->use_vector_lengths(vectors);
+  state.SetLabel(decoder->vector_lengths() ? "vectors" : "pairs");
   std::uint64_t produced = 0;
   for (auto _ : state) {
     decoder->reset();
@@ -471,8 +475,13 @@ const int registered = [] {
         "stored_empty",    "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
-      ours(s, stream);
+      ours(s, stream, true);
     })->Unit(benchmark::kMillisecond);
+    if (npyguard::npz::detail::deflate_decoder::vector_lengths_supported()) {
+      benchmark::RegisterBenchmark(("ours_pairs/" + stream).c_str(), [stream](benchmark::State& s) {
+        ours(s, stream, false);
+      })->Unit(benchmark::kMillisecond);
+    }
     benchmark::RegisterBenchmark(("zlib/" + stream).c_str(), [stream](benchmark::State& s) {
       theirs(s, stream);
     })->Unit(benchmark::kMillisecond);

@@ -59,9 +59,12 @@ void write_header(bit_writer& w, bool final, unsigned litlen_count, unsigned dis
 
 // The verdict of zlib and of the decoder, checked equal under many plans:
 // the whole stream at once, one byte in and out at a time, every split in
-// two with several output sizes, and odd chunkings.
-inflate_verdict verdict_all_ways(const bytes& stream, bytes* output = nullptr) {
+// two with several output sizes, and odd chunkings. `vectors`: single code
+// lengths by vector instructions where the processor has them, or by the
+// pair table.
+inflate_verdict verdict_all_ways_with(bool vectors, const bytes& stream, bytes* output) {
   deflate_decoder ours;
+  ours.use_vector_lengths(vectors);
   npyguard::fuzz::zlib_inflater theirs;
   const std::size_t size = stream.size();
   const auto whole = npyguard::fuzz::compare_inflate(stream.data(), size, {size}, {std::size_t{1} << 20}, ours, theirs);
@@ -88,6 +91,17 @@ inflate_verdict verdict_all_ways(const bytes& stream, bytes* output = nullptr) {
   }
   if (output != nullptr) *output = whole.output;
   return whole.verdict;
+}
+
+// verdict_all_ways_with, both ways (the same verdict and output).
+inflate_verdict verdict_all_ways(const bytes& stream, bytes* output = nullptr) {
+  bytes paired;
+  const inflate_verdict verdict = verdict_all_ways_with(false, stream, &paired);
+  bytes vectored;
+  REQUIRE(verdict_all_ways_with(true, stream, &vectored) == verdict);
+  REQUIRE(vectored == paired);
+  if (output != nullptr) *output = paired;
+  return verdict;
 }
 
 bytes zlib_deflate(const bytes& data, int level, int strategy = Z_DEFAULT_STRATEGY, std::size_t flush_every = 0,
@@ -880,5 +894,55 @@ TEST_CASE("deflate_decoder: single code lengths two a lookup, and where pairs st
     std::vector<unsigned> four_bit(19, 4);
     for (unsigned i = 13; i < 19; ++i) four_bit[i] = 5;
     check(litlen, singles(lengths.begin(), lengths.end()), four_bit);
+  }
+}
+
+TEST_CASE("deflate_decoder: runs of single code lengths between repeats, decoded by vectors and by pairs",
+          "[deflate]") {
+  // Where the processor has AVX-512 VBMI, single code lengths are decoded
+  // up to 63 a refill by vector instructions after the block's trial; the
+  // run stops before a repeat (going on after it where the refill gave at
+  // least 12 lengths) and at each code's end. verdict_all_ways checks each
+  // stream both ways against zlib. Here the largest header's lengths in
+  // random order, with a repeat of the previous length where one fits, at
+  // rates that give runs of singles of every length from 0 to the code's.
+  std::mt19937 rng(41);
+  const std::vector<unsigned> lengths = largest_header_lengths();
+  std::vector<unsigned> precode(19, 0);
+  precode[8] = 1; // 1/2 + 1/4 + 1/8 + 1/16 + 1/32 + 1/32: complete
+  precode[9] = 2;
+  precode[5] = 3;
+  precode[4] = 4;
+  precode[16] = 5;
+  precode[0] = 5;
+  for (const unsigned percent : {0U, 2U, 5U, 10U, 25U, 60U}) {
+    for (int stream = 0; stream < 6; ++stream) {
+      std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
+      std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
+      std::shuffle(litlen.begin(), litlen.end(), rng);
+      std::shuffle(distance.begin(), distance.end(), rng);
+      std::vector<unsigned> all = litlen;
+      all.insert(all.end(), distance.begin(), distance.end());
+      std::vector<length_unit> units;
+      for (std::size_t i = 0; i < all.size();) {
+        std::size_t run = 0; // lengths from i equal to the one before
+        while (i > 0 && i + run < all.size() && run < 6 && all[i + run] == all[i - 1]) ++run;
+        if (run >= 3 && rng() % 100 < percent) {
+          const auto count = 3 + static_cast<unsigned>(rng() % (run - 2));
+          units.push_back({16, count - 3});
+          i += count;
+        } else {
+          units.push_back({all[i], 0});
+          ++i;
+        }
+      }
+      bit_writer w;
+      std::size_t produced = 0;
+      for (int block = 0; block < 3; ++block) {
+        write_dynamic_block(w, rng, block == 2, litlen, distance, units, 100, produced, precode);
+      }
+      INFO("repeats at " << percent << "%, stream " << stream);
+      CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+    }
   }
 }

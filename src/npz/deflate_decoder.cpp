@@ -4,6 +4,30 @@
 #include <array>
 #include <cstring>
 
+// Runs of single code lengths by AVX-512 VBMI and VBMI2 where the processor
+// has them (decode_singles_vbmi). Not under MemorySanitizer, which does not
+// follow the vector instructions.
+#if defined(__has_feature)
+#if __has_feature(memory_sanitizer)
+#define NPYGUARD_DEFLATE_MSAN 1
+#endif
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(NPYGUARD_DEFLATE_MSAN)
+#define NPYGUARD_DEFLATE_VBMI 1
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_epi32(), a
+// variable initialised with itself, which -Wuninitialized reports where
+// they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#define NPYGUARD_DEFLATE_VBMI 0
+#endif
+
 namespace npyguard::npz::detail {
 
 namespace {
@@ -587,6 +611,9 @@ struct length_code {
   unsigned coded;
   int* pair_countdown;  // deflate_decoder::pair_countdown_
   unsigned* trial_bits; // the bits the block's single lengths took before the pair table
+  // deflate_decoder::vector_precode_, built in place of the pair table, or
+  // null where vectors are off.
+  std::uint8_t* vector_precode;
 };
 
 // Single lengths two a lookup with the pair table (a refill's eight
@@ -663,6 +690,138 @@ constexpr std::size_t pair_room = 16;
   return symbol;
 }
 
+#if NPYGUARD_DEFLATE_VBMI
+
+#define NPYGUARD_VBMI [[gnu::target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")]]
+
+// deflate_decoder::vector_precode_ from the code length code's table: bytes
+// 0-127 the bits a single length's unit takes (its code's length, 1-7), or
+// 64 and more for a repeat; bytes 128-255 the length it sets.
+NPYGUARD_VBMI void build_vector_precode(const std::uint32_t* precode, std::uint8_t* out) noexcept {
+  static_assert(repeat_flag == 1U << 12, "a repeat's flag moves to bit 6");
+  const __m512i used_mask = _mm512_set1_epi32(63);
+  const __m512i stop = _mm512_set1_epi32(64);
+  const __m512i value_mask = _mm512_set1_epi32(15);
+  for (unsigned i = 0; i < 128; i += 16) {
+    const __m512i entry = _mm512_loadu_si512(precode + i);
+    const __m512i used =
+        _mm512_or_si512(_mm512_and_si512(entry, used_mask), _mm512_and_si512(_mm512_srli_epi32(entry, 12 - 6), stop));
+    const __m512i value = _mm512_and_si512(_mm512_srli_epi32(entry, precode_symbol_at), value_mask);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(used));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 128 + i), _mm512_cvtepi32_epi8(value));
+  }
+}
+
+// Single lengths up to 63 a refill, each step of the chain (a code's
+// position, its length, the next position) done for every bit position at
+// once: the 7 index bits at each of the 64 positions of the bit buffer
+// (VPMULTISHIFTQB), each looked up in the byte tables (VPERMI2B), so that
+// every position has the next code's position; the positions of the first,
+// second, ... 63rd code from the start follow by doubling (the position 2^k
+// codes on from every position, composed with itself, six times), a code
+// counting where it lies whole in the bits the refill holds. The lengths
+// are stored at once, and each length's symbols compressed into its bucket
+// (VPCOMPRESSW), none for length 0 (bucket 0 is not read). Stops before a
+// repeat; sets `countdown` to pairs_off where a refill gives fewer than
+// vector_lengths_paying lengths (at a repeat, or codes too long), as
+// decode_pairs does. Returns the next symbol.
+constexpr std::size_t vector_lengths_paying = 12;
+[[gnu::noinline]] NPYGUARD_VBMI std::size_t decode_singles_vbmi(const length_code& code, std::size_t symbol,
+                                                                const unsigned char*& in_at,
+                                                                const unsigned char* in_end, std::uint64_t& bit_buffer,
+                                                                unsigned& bit_count, int& countdown) noexcept {
+  const std::uint8_t* const table = code.vector_precode;
+  const __m512i used_low = _mm512_loadu_si512(table);
+  const __m512i used_high = _mm512_loadu_si512(table + 64);
+  const __m512i value_low = _mm512_loadu_si512(table + 128);
+  const __m512i value_high = _mm512_loadu_si512(table + 192);
+  alignas(64) static constexpr std::array<std::uint8_t, 64> positions = [] {
+    std::array<std::uint8_t, 64> p{};
+    for (std::size_t i = 0; i < 64; ++i) p[i] = static_cast<std::uint8_t>(i);
+    return p;
+  }();
+  const __m512i iota = _mm512_load_si512(positions.data());
+  const __m512i index_mask = _mm512_set1_epi8(0x7F);
+  const __m512i past = _mm512_set1_epi8(64); // no code: the chain's end, which stays there
+  const __m512i iota16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(iota));
+  std::uint8_t* const lengths = code.lengths + code.first;
+  std::uint16_t* const sorted = code.sorted;
+  std::size_t* const tail = code.tail;
+  const std::size_t end = code.end;
+  const unsigned char* in = in_at;
+  std::uint64_t bits = bit_buffer;
+  unsigned count = bit_count;
+  while (symbol < end && in_end - in >= fast_input_room) {
+    bits |= load_le64(in) << count;
+    in += (63 - count) >> 3;
+    count |= 56;
+    // At each bit position p: the 7 bits from p (rotated past 63: a code
+    // there counts only where its own bits lie below `count`), the bits a
+    // single length there takes, and the next code's position, or `past`
+    // where no code lies whole below `count` (or a repeat).
+    const __m512i index = _mm512_and_si512(
+        _mm512_multishift_epi64_epi8(iota, _mm512_set1_epi64(static_cast<long long>(bits))), index_mask);
+    const __m512i next = _mm512_add_epi8(iota, _mm512_permutex2var_epi8(used_low, index, used_high));
+    const __mmask64 whole = _mm512_cmple_epu8_mask(next, _mm512_set1_epi8(static_cast<char>(count)));
+    const __m512i one = _mm512_mask_blend_epi8(whole, past, next); // one code on
+    // code_at[k]: the k-th code's position (lane 0: 0), the lanes from 2^s
+    // on from those below by the jump of 2^s codes.
+    __m512i jump = one;
+    __m512i code_at = _mm512_setzero_si512();
+    for (unsigned s = 0; s < 6; ++s) {
+      const auto step = static_cast<char>(1U << s);
+      const __m512i back = _mm512_permutexvar_epi8(_mm512_sub_epi8(iota, _mm512_set1_epi8(step)), code_at);
+      code_at =
+          _mm512_mask_blend_epi8(~std::uint64_t{0} << (1U << s), code_at, _mm512_permutex2var_epi8(jump, back, past));
+      if (s < 5) jump = _mm512_permutex2var_epi8(jump, jump, past); // 2^(s+1) codes on
+    }
+    // The codes: the lanes whose position holds a whole code (a prefix).
+    const __mmask64 decoded =
+        _mm512_cmplt_epu8_mask(code_at, past) & _mm512_cmplt_epu8_mask(_mm512_permutexvar_epi8(code_at, one), past);
+    const std::size_t found = _tzcnt_u64(~decoded);
+    const std::size_t taken = std::min(found, end - symbol);
+    const __mmask64 lanes = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(taken));
+    alignas(64) std::array<std::uint8_t, 64> at{};
+    _mm512_store_si512(at.data(), code_at);
+    const unsigned used = at[taken]; // taken <= 63: the end of the last code taken
+    const __m512i value = _mm512_permutexvar_epi8(code_at, _mm512_permutex2var_epi8(value_low, index, value_high));
+    _mm512_mask_storeu_epi8(lengths + symbol, lanes, value);
+    const __m512i first16 = _mm512_add_epi16(iota16, _mm512_set1_epi16(static_cast<short>(symbol)));
+    const __m512i second16 = _mm512_add_epi16(first16, _mm512_set1_epi16(32));
+    for (unsigned length = 1; length <= max_code_length; ++length) {
+      const __mmask64 of_length =
+          _mm512_mask_cmpeq_epi8_mask(lanes, value, _mm512_set1_epi8(static_cast<char>(length)));
+      if (of_length == 0) continue;
+      const auto low = static_cast<__mmask32>(of_length);
+      const auto high = static_cast<__mmask32>(of_length >> 32);
+      const auto low_count = static_cast<unsigned>(_mm_popcnt_u32(low));
+      const auto high_count = static_cast<unsigned>(_mm_popcnt_u32(high));
+      std::uint16_t* const to = sorted + tail[length];
+      _mm512_mask_storeu_epi16(to, _bzhi_u32(~0U, low_count), _mm512_maskz_compress_epi16(low, first16));
+      _mm512_mask_storeu_epi16(to + low_count, _bzhi_u32(~0U, high_count), _mm512_maskz_compress_epi16(high, second16));
+      tail[length] += low_count + high_count;
+    }
+    symbol += taken;
+    bits >>= used;
+    count -= used;
+    if (symbol == end) break;
+    if (taken < vector_lengths_paying) {
+      countdown = pairs_off;
+      break;
+    }
+    // A repeat next, with its index bits all here: back to the scalar loop.
+    if (count >= precode_index_bits && (code.precode[bits & low_bits(precode_index_bits)] & repeat_flag) != 0) break;
+  }
+  in_at = in;
+  bit_buffer = bits;
+  bit_count = count;
+  return symbol;
+}
+
+#undef NPYGUARD_VBMI
+
+#endif
+
 // The code lengths while 8 input bytes remain: up to eight single lengths a
 // refill with no check of the bit count (a refill leaves at least 56 bits, a
 // code length takes at most 7); from a repeat on (up to 14 bits), four units
@@ -702,7 +861,15 @@ constexpr std::size_t pair_room = 16;
   unsigned trial_bits = *code.trial_bits;
   while (symbol < end && in_end - in >= fast_input_room) {
     if (countdown == pairs_on && end - symbol >= 2) {
+#if NPYGUARD_DEFLATE_VBMI
+      if (code.vector_precode != nullptr) {
+        symbol = decode_singles_vbmi(code, symbol, in, in_end, bits, count, countdown);
+      } else {
+        symbol = decode_pairs(code, symbol, in, in_end, bits, count, countdown);
+      }
+#else
       symbol = decode_pairs(code, symbol, in, in_end, bits, count, countdown);
+#endif
       // At a repeat, near the code's end or the input's, or pairs off.
       if (in_end - in < fast_input_room) break;
     }
@@ -722,7 +889,17 @@ constexpr std::size_t pair_room = 16;
       trial_bits += bits_before - count;
       if (countdown <= 0) {
         countdown = trial_bits <= pair_trial_bits * pair_trial_lengths ? pairs_on : pairs_off;
-        if (countdown == pairs_on) build_pair_table(precode, code.at, code.coded, code.pairs);
+        if (countdown == pairs_on) {
+#if NPYGUARD_DEFLATE_VBMI
+          if (code.vector_precode != nullptr) {
+            build_vector_precode(precode, code.vector_precode);
+          } else {
+            build_pair_table(precode, code.at, code.coded, code.pairs);
+          }
+#else
+          build_pair_table(precode, code.at, code.coded, code.pairs);
+#endif
+        }
       }
     }
     if (unit == units) continue;
@@ -857,7 +1034,21 @@ struct deflate_decoder::cursor {
   }
 };
 
-deflate_decoder::deflate_decoder() noexcept {
+bool deflate_decoder::vector_lengths_supported() noexcept {
+#if NPYGUARD_DEFLATE_VBMI
+  static const bool supported = [] {
+    __builtin_cpu_init(); // in case the first call comes from a static initialiser
+    return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&
+           __builtin_cpu_supports("avx512vbmi") != 0 && __builtin_cpu_supports("avx512vbmi2") != 0 &&
+           __builtin_cpu_supports("bmi2") != 0 && __builtin_cpu_supports("popcnt") != 0;
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+deflate_decoder::deflate_decoder() noexcept : vector_lengths_(vector_lengths_supported()) {
   std::array<std::uint8_t, litlen_symbols> lengths{};
   std::fill(lengths.begin(), lengths.begin() + 144, std::uint8_t{8});
   std::fill(lengths.begin() + 144, lengths.begin() + 256, std::uint8_t{9});
@@ -1076,7 +1267,8 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
                              precode_at_.data(),
                              precode_coded_,
                              &pair_countdown_,
-                             &pair_trial_bits_};
+                             &pair_trial_bits_,
+                             vector_lengths_ ? vector_precode_.data() : nullptr};
       symbol = decode_lengths_fast(code, symbol, k.in, k.in_end, k.bits, k.count);
     }
     read = first + symbol;

@@ -5,8 +5,10 @@
 // exactly the streams zlib rejects, and "more" (Z_OK or Z_BUF_ERROR)
 // otherwise. Unlike zlib, its cost per compressed byte does not depend on the
 // block structure (SPEC-npz.md section 9): a code length of a dynamic
-// header costs one table lookup (eight a refill) and puts its symbol in the
-// bucket of its length, which is the counting sort of the table build; the
+// header costs one table lookup (eight a refill; runs of short single
+// lengths two a lookup, or up to 63 a refill by vector instructions where
+// the processor has AVX-512 VBMI) and puts its symbol in the bucket of its
+// length, which is the counting sort of the table build; the
 // tables are filled from the buckets by doubling, and only once a dynamic
 // block has gone past its first few symbols (decoded a bit at a time until
 // then, so that a block of a few symbols pays for no table); the fixed
@@ -57,6 +59,14 @@ public:
   progress decode(const unsigned char* in, std::size_t in_size, unsigned char* out, std::size_t out_size) noexcept;
   // Output bytes since reset().
   [[nodiscard]] std::uint64_t total_out() const noexcept { return total_out_; }
+
+  // Whether this processor decodes runs of single code lengths with vector
+  // instructions (x86-64 with AVX-512 VBMI and VBMI2; deflate_decoder.cpp,
+  // decode_singles_vbmi), and whether this decoder does: on where the
+  // processor can, unless turned off (the tests run both ways).
+  [[nodiscard]] static bool vector_lengths_supported() noexcept;
+  [[nodiscard]] bool vector_lengths() const noexcept { return vector_lengths_; }
+  void use_vector_lengths(bool on) noexcept { vector_lengths_ = on && vector_lengths_supported(); }
 
   // Decode table sizes: a 10-bit root table for literals/lengths and an
   // 8-bit one for distances, each with room for its worst-case subtables
@@ -117,6 +127,11 @@ private:
   // pair_countdown_ is pairs_on, or pairs_off for the rest of the block
   // (deflate_decoder.cpp).
   std::array<std::uint32_t, 128> pairs_{};
+  // With vector_lengths_, in place of pairs_: the code length code's table
+  // as two tables of bytes, the bits a single length takes (64 and more for
+  // a repeat) then the length it sets (deflate_decoder.cpp).
+  std::array<std::uint8_t, 256> vector_precode_{};
+  bool vector_lengths_ = false;
   std::array<std::uint8_t, 19> precode_at_{};
   unsigned precode_coded_ = 0;
   int pair_countdown_ = 0;
