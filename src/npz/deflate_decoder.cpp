@@ -712,6 +712,38 @@ NPYGUARD_VBMI void build_vector_precode(const std::uint32_t* precode, std::uint8
   }
 }
 
+// The chain of codes through the bit positions of a refill, from `next`
+// (each position's next code's position, a code whole where that is at
+// most `count`): `code_at`, the k-th code's position in lane k, by doubling
+// (the lanes from 2^s on from those below by the jump of 2^s codes; past
+// beyond the last whole code), and `exit`, the end of the last whole code,
+// found apart by squaring a map in which a position without a whole code
+// stays where it is (six squarings take 64 steps): the next refill waits
+// on that alone. The codes are the lanes whose position is below the exit.
+struct code_chain {
+  __m512i code_at;
+  unsigned exit;
+};
+NPYGUARD_VBMI inline code_chain follow_codes(__m512i iota, __m512i next, unsigned count) noexcept {
+  const __m512i past = _mm512_set1_epi8(64);
+  const __mmask64 whole = _mm512_cmple_epu8_mask(next, _mm512_set1_epi8(static_cast<char>(count)));
+  code_chain chain{};
+  __m512i stay = _mm512_mask_blend_epi8(whole, iota, next);
+  for (unsigned s = 0; s < 6; ++s) stay = _mm512_permutexvar_epi8(stay, stay);
+  chain.exit = static_cast<unsigned>(_mm_cvtsi128_si32(_mm512_castsi512_si128(stay))) & 0xFFU;
+  __m512i jump = _mm512_mask_blend_epi8(whole, past, next); // one code on
+  __m512i code_at = _mm512_setzero_si512();
+  for (unsigned s = 0; s < 6; ++s) {
+    const auto step = static_cast<char>(1U << s);
+    const __m512i back = _mm512_permutexvar_epi8(_mm512_sub_epi8(iota, _mm512_set1_epi8(step)), code_at);
+    code_at =
+        _mm512_mask_blend_epi8(~std::uint64_t{0} << (1U << s), code_at, _mm512_permutex2var_epi8(jump, back, past));
+    if (s < 5) jump = _mm512_permutex2var_epi8(jump, jump, past); // 2^(s+1) codes on
+  }
+  chain.code_at = code_at;
+  return chain;
+}
+
 // Single lengths up to 63 a refill, each step of the chain (a code's
 // position, its length, the next position) done for every bit position at
 // once: the 7 index bits at each of the 64 positions of the bit buffer
@@ -742,7 +774,6 @@ constexpr std::size_t vector_lengths_paying = 12;
   }();
   const __m512i iota = _mm512_load_si512(positions.data());
   const __m512i index_mask = _mm512_set1_epi8(0x7F);
-  const __m512i past = _mm512_set1_epi8(64); // no code: the chain's end, which stays there
   const __m512i iota16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(iota));
   std::uint8_t* const lengths = code.lengths + code.first;
   std::uint16_t* const sorted = code.sorted;
@@ -762,28 +793,25 @@ constexpr std::size_t vector_lengths_paying = 12;
     const __m512i index = _mm512_and_si512(
         _mm512_multishift_epi64_epi8(iota, _mm512_set1_epi64(static_cast<long long>(bits))), index_mask);
     const __m512i next = _mm512_add_epi8(iota, _mm512_permutex2var_epi8(used_low, index, used_high));
-    const __mmask64 whole = _mm512_cmple_epu8_mask(next, _mm512_set1_epi8(static_cast<char>(count)));
-    const __m512i one = _mm512_mask_blend_epi8(whole, past, next); // one code on
-    // code_at[k]: the k-th code's position (lane 0: 0), the lanes from 2^s
-    // on from those below by the jump of 2^s codes.
-    __m512i jump = one;
-    __m512i code_at = _mm512_setzero_si512();
-    for (unsigned s = 0; s < 6; ++s) {
-      const auto step = static_cast<char>(1U << s);
-      const __m512i back = _mm512_permutexvar_epi8(_mm512_sub_epi8(iota, _mm512_set1_epi8(step)), code_at);
-      code_at =
-          _mm512_mask_blend_epi8(~std::uint64_t{0} << (1U << s), code_at, _mm512_permutex2var_epi8(jump, back, past));
-      if (s < 5) jump = _mm512_permutex2var_epi8(jump, jump, past); // 2^(s+1) codes on
-    }
-    // The codes: the lanes whose position holds a whole code (a prefix).
-    const __mmask64 decoded =
-        _mm512_cmplt_epu8_mask(code_at, past) & _mm512_cmplt_epu8_mask(_mm512_permutexvar_epi8(code_at, one), past);
-    const std::size_t found = _tzcnt_u64(~decoded);
+    const code_chain chain = follow_codes(iota, next, count);
+    const __m512i code_at = chain.code_at;
+    // The codes: the lanes whose code starts before the exit (a prefix).
+    const std::size_t found =
+        _tzcnt_u64(~_mm512_cmplt_epu8_mask(code_at, _mm512_set1_epi8(static_cast<char>(chain.exit))));
+    // The code ending first (the loop's last refill) takes the bits up to
+    // the first code past it; otherwise the bits up to the exit, which the
+    // next refill waits on alone.
     const std::size_t taken = std::min(found, end - symbol);
+    if (taken == found) {
+      bits >>= chain.exit;
+      count -= chain.exit;
+    } else {
+      alignas(64) std::array<std::uint8_t, 64> at{};
+      _mm512_store_si512(at.data(), code_at);
+      bits >>= at[taken];
+      count -= at[taken];
+    }
     const __mmask64 lanes = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(taken));
-    alignas(64) std::array<std::uint8_t, 64> at{};
-    _mm512_store_si512(at.data(), code_at);
-    const unsigned used = at[taken]; // taken <= 63: the end of the last code taken
     const __m512i value = _mm512_permutexvar_epi8(code_at, _mm512_permutex2var_epi8(value_low, index, value_high));
     _mm512_mask_storeu_epi8(lengths + symbol, lanes, value);
     const __m512i first16 = _mm512_add_epi16(iota16, _mm512_set1_epi16(static_cast<short>(symbol)));
@@ -802,8 +830,6 @@ constexpr std::size_t vector_lengths_paying = 12;
       tail[length] += low_count + high_count;
     }
     symbol += taken;
-    bits >>= used;
-    count -= used;
     if (symbol == end) break;
     if (taken < vector_lengths_paying) {
       countdown = pairs_off;
