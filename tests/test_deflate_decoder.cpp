@@ -945,4 +945,30 @@ TEST_CASE("deflate_decoder: runs of single code lengths between repeats, decoded
       CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
     }
   }
+  // Every code length from 7 to 15 among them, each with its own bucket:
+  // 214 x 8, 6 x 7, 59 x 9 and one each of 10-14 and two of 15 (complete:
+  // a 9 split down to two 15s, two 8s for each 7), the first 16 all 8s (the
+  // trial), the rest in random order.
+  std::vector<unsigned> litlen(214, 8);
+  litlen.insert(litlen.end(), 6, 7);
+  litlen.insert(litlen.end(), 59, 9);
+  for (unsigned length : {10U, 11U, 12U, 13U, 14U, 15U, 15U}) litlen.push_back(length);
+  std::shuffle(litlen.begin() + 16, litlen.end(), rng);
+  std::vector<unsigned> all = litlen;
+  all.insert(all.end(), lengths.begin() + 286, lengths.end());
+  std::vector<unsigned> every(19, 0);
+  every[8] = 1; // 1/2 + 1/4 + 7/32 + 2/64: complete
+  every[9] = 2;
+  for (unsigned symbol : {4U, 5U, 7U, 10U, 11U, 12U, 13U}) every[symbol] = 5;
+  every[14] = 6;
+  every[15] = 6;
+  std::vector<length_unit> units;
+  for (unsigned length : all) units.push_back({length, 0});
+  bit_writer w;
+  std::size_t produced = 0;
+  for (int block = 0; block < 3; ++block) {
+    write_dynamic_block(w, rng, block == 2, litlen, std::vector<unsigned>(lengths.begin() + 286, lengths.end()), units,
+                        100, produced, every);
+  }
+  CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
 }
