@@ -63,7 +63,9 @@ public:
   // Whether this processor decodes runs of single code lengths with vector
   // instructions (x86-64 with AVX-512 VBMI and VBMI2; deflate_decoder.cpp,
   // decode_singles_vbmi), and whether this decoder does: on where the
-  // processor can, unless turned off (the tests run both ways).
+  // processor can, unless turned off (the tests run both ways). Set it
+  // between streams (before the first decode() after construction or
+  // reset()): a block's tables are built for one way.
   [[nodiscard]] static bool vector_lengths_supported() noexcept;
   [[nodiscard]] bool vector_lengths() const noexcept { return vector_lengths_; }
   void use_vector_lengths(bool on) noexcept { vector_lengths_ = on && vector_lengths_supported(); }
