@@ -846,6 +846,18 @@ constexpr std::size_t vector_lengths_paying = 12;
 
 #undef NPYGUARD_VBMI
 
+#else
+
+// Without the instructions vector_lengths_supported() is false, so
+// length_code::vector_precode is null and these are not called.
+void build_vector_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
+std::size_t decode_singles_vbmi(const length_code& /*code*/, std::size_t symbol, const unsigned char*& /*in_at*/,
+                                const unsigned char* /*in_end*/, std::uint64_t& /*bit_buffer*/, unsigned& /*bit_count*/,
+                                int& countdown) noexcept {
+  countdown = pairs_off;
+  return symbol;
+}
+
 #endif
 
 // The code lengths while 8 input bytes remain: up to eight single lengths a
@@ -887,15 +899,8 @@ constexpr std::size_t vector_lengths_paying = 12;
   unsigned trial_bits = *code.trial_bits;
   while (symbol < end && in_end - in >= fast_input_room) {
     if (countdown == pairs_on && end - symbol >= 2) {
-#if NPYGUARD_DEFLATE_VBMI
-      if (code.vector_precode != nullptr) {
-        symbol = decode_singles_vbmi(code, symbol, in, in_end, bits, count, countdown);
-      } else {
-        symbol = decode_pairs(code, symbol, in, in_end, bits, count, countdown);
-      }
-#else
-      symbol = decode_pairs(code, symbol, in, in_end, bits, count, countdown);
-#endif
+      symbol = code.vector_precode != nullptr ? decode_singles_vbmi(code, symbol, in, in_end, bits, count, countdown)
+                                              : decode_pairs(code, symbol, in, in_end, bits, count, countdown);
       // At a repeat, near the code's end or the input's, or pairs off.
       if (in_end - in < fast_input_room) break;
     }
@@ -915,16 +920,10 @@ constexpr std::size_t vector_lengths_paying = 12;
       trial_bits += bits_before - count;
       if (countdown <= 0) {
         countdown = trial_bits <= pair_trial_bits * pair_trial_lengths ? pairs_on : pairs_off;
-        if (countdown == pairs_on) {
-#if NPYGUARD_DEFLATE_VBMI
-          if (code.vector_precode != nullptr) {
-            build_vector_precode(precode, code.vector_precode);
-          } else {
-            build_pair_table(precode, code.at, code.coded, code.pairs);
-          }
-#else
+        if (countdown == pairs_on && code.vector_precode != nullptr) {
+          build_vector_precode(precode, code.vector_precode);
+        } else if (countdown == pairs_on) {
           build_pair_table(precode, code.at, code.coded, code.pairs);
-#endif
         }
       }
     }
