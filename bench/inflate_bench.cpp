@@ -289,6 +289,29 @@ bytes flip_tree(unsigned units) {
                      [&](std::size_t) { return turn++ % 5 == 0 ? std::size_t{3} : std::size_t{1}; });
 }
 
+// A repeat of 3, then eleven single lengths, over and over: with vectors,
+// decode_lengths_fast's walk of units stops after eight single lengths
+// together and starts again at the next repeat, every twelve units.
+bytes exit_tree(unsigned units) {
+  std::size_t turn = 0;
+  return chosen_tree(mixed_precode(), units,
+                     [&](std::size_t) { return turn++ % 12 == 0 ? std::size_t{3} : std::size_t{1}; });
+}
+
+// flip_tree with single lengths of 1 bit (8: 1 bit, 16: 2 bits, 9: 3 bits,
+// 4 and 5: 4 bits): the most units a compressed byte buys with a repeat
+// among every five.
+bytes flip_short(unsigned units) {
+  std::vector<unsigned> precode(19, 0);
+  precode[8] = 1;
+  precode[16] = 2;
+  precode[9] = 3;
+  precode[4] = 4;
+  precode[5] = 4;
+  std::size_t turn = 0;
+  return chosen_tree(precode, units, [&](std::size_t) { return turn++ % 5 == 0 ? std::size_t{3} : std::size_t{1}; });
+}
+
 bytes flush_64() {
   std::mt19937 rng(5);
   bytes data(stream_target / 2);
@@ -365,6 +388,10 @@ const bytes& stream_named(const std::string& name) {
     stream = mixed_tree(5);
   } else if (name == "flip_tree_5") {
     stream = flip_tree(5);
+  } else if (name == "exit_tree_5") {
+    stream = exit_tree(5);
+  } else if (name == "flip_short_5") {
+    stream = flip_short(5);
   } else if (name == "flush_64") {
     stream = flush_64();
   } else if (name == "one_literal_fixed") {
@@ -468,11 +495,11 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",      "float64_l6",       "float64_l9",   "small_ints_l1", "small_ints_l6", "small_ints_l9",
-        "runs20_l6",       "runs35_l6",        "bools_l1",     "bools_l6",      "bools_l9",      "text_l1",
-        "text_l6",         "text_l9",          "max_tree",     "dense_tree_2",  "dense_tree_5",  "short_lengths_2",
-        "short_lengths_5", "short_distance_5", "mixed_tree_5", "flip_tree_5",   "flush_64",      "one_literal_fixed",
-        "stored_empty",    "stored_16"}) {
+       {"float64_l1",      "float64_l6",        "float64_l9",   "small_ints_l1", "small_ints_l6", "small_ints_l9",
+        "runs20_l6",       "runs35_l6",         "bools_l1",     "bools_l6",      "bools_l9",      "text_l1",
+        "text_l6",         "text_l9",           "max_tree",     "dense_tree_2",  "dense_tree_5",  "short_lengths_2",
+        "short_lengths_5", "short_distance_5",  "mixed_tree_5", "flip_tree_5",   "exit_tree_5",   "flip_short_5",
+        "flush_64",        "one_literal_fixed", "stored_empty", "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

@@ -612,8 +612,12 @@ struct length_code {
   int* pair_countdown;  // deflate_decoder::pair_countdown_
   unsigned* trial_bits; // the bits the block's single lengths took before the pair table
   // deflate_decoder::vector_precode_, built in place of the pair table, or
-  // null where vectors are off.
+  // null where vectors are off; then also deflate_decoder::walk_precode_
+  // (walk_units_vbmi) and the start of this call's input.
   std::uint8_t* vector_precode;
+  const std::uint8_t* walk_precode;
+  const unsigned char* in_begin;
+  struct walk_state* walk;
 };
 
 // Single lengths two a lookup with the pair table (a refill's eight
@@ -774,10 +778,7 @@ constexpr std::size_t vector_lengths_paying = 12;
   }();
   const __m512i iota = _mm512_load_si512(positions.data());
   const __m512i index_mask = _mm512_set1_epi8(0x7F);
-  const __m512i iota16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(iota));
   std::uint8_t* const lengths = code.lengths + code.first;
-  std::uint16_t* const sorted = code.sorted;
-  std::size_t* const tail = code.tail;
   const std::size_t end = code.end;
   const unsigned char* in = in_at;
   std::uint64_t bits = bit_buffer;
@@ -814,21 +815,6 @@ constexpr std::size_t vector_lengths_paying = 12;
     const __mmask64 lanes = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(taken));
     const __m512i value = _mm512_permutexvar_epi8(code_at, _mm512_permutex2var_epi8(value_low, index, value_high));
     _mm512_mask_storeu_epi8(lengths + symbol, lanes, value);
-    const __m512i first16 = _mm512_add_epi16(iota16, _mm512_set1_epi16(static_cast<short>(symbol)));
-    const __m512i second16 = _mm512_add_epi16(first16, _mm512_set1_epi16(32));
-    for (unsigned length = 1; length <= max_code_length; ++length) {
-      const __mmask64 of_length =
-          _mm512_mask_cmpeq_epi8_mask(lanes, value, _mm512_set1_epi8(static_cast<char>(length)));
-      if (of_length == 0) continue;
-      const auto low = static_cast<__mmask32>(of_length);
-      const auto high = static_cast<__mmask32>(of_length >> 32);
-      const auto low_count = static_cast<unsigned>(_mm_popcnt_u32(low));
-      const auto high_count = static_cast<unsigned>(_mm_popcnt_u32(high));
-      std::uint16_t* const to = sorted + tail[length];
-      _mm512_mask_storeu_epi16(to, _bzhi_u32(~0U, low_count), _mm512_maskz_compress_epi16(low, first16));
-      _mm512_mask_storeu_epi16(to + low_count, _bzhi_u32(~0U, high_count), _mm512_maskz_compress_epi16(high, second16));
-      tail[length] += low_count + high_count;
-    }
     symbol += taken;
     if (symbol == end) break;
     if (taken < vector_lengths_paying) {
@@ -844,12 +830,315 @@ constexpr std::size_t vector_lengths_paying = 12;
   return symbol;
 }
 
+// deflate_decoder::walk_precode_ from the code length code's table, four
+// tables of 128 bytes indexed as it is: the bits a unit takes (its code and
+// extra bits) and its code's length (bits 4-6); the length a single length
+// sets, 0 for a repeat of zeros, walk_previous for a repeat of the previous
+// length; the least count of lengths a unit sets; the mask of its extra
+// bits.
+constexpr unsigned walk_previous = 32;
+static_assert(walk_previous > 15 && (walk_previous & (walk_previous - 1)) == 0 && walk_previous < 64);
+// Eight copies of each code length, as a unit stores them.
+alignas(64) constexpr std::array<std::uint64_t, 16> length_runs = [] {
+  std::array<std::uint64_t, 16> runs{};
+  for (std::uint64_t value = 0; value < 16; ++value) runs[value] = value * 0x0101010101010101U;
+  return runs;
+}();
+NPYGUARD_VBMI void build_walk_precode(const std::uint32_t* precode, std::uint8_t* out, std::uint8_t* lengths) noexcept {
+  // The header's lengths cleared (deflate_decoder::lengths_, 286 + 30 + 8).
+  for (unsigned i = 0; i < 256; i += 64) _mm512_storeu_si512(lengths + i, _mm512_setzero_si512());
+  _mm512_storeu_si512(lengths + 324 - 64, _mm512_setzero_si512());
+  const __m512i low4 = _mm512_set1_epi32(15);
+  for (unsigned i = 0; i < 128; i += 16) {
+    const __m512i entry = _mm512_loadu_si512(precode + i);
+    const __m512i used = _mm512_and_si512(entry, _mm512_set1_epi32(63));
+    const __m512i code_length = _mm512_and_si512(_mm512_srli_epi32(entry, precode_length_at), low4);
+    const __m512i symbol = _mm512_srli_epi32(entry, precode_symbol_at);
+    const __m512i single = _mm512_and_si512(symbol, low4);
+    const __mmask16 previous = _mm512_test_epi32_mask(entry, _mm512_set1_epi32(static_cast<int>(previous_flag)));
+    const __m512i value = _mm512_mask_blend_epi32(previous, single, _mm512_set1_epi32(static_cast<int>(walk_previous)));
+    const __m512i least = _mm512_and_si512(_mm512_srli_epi32(entry, 20), low4);
+    const __m512i mask = _mm512_srli_epi32(entry, 24);
+    const __m512i bits = _mm512_or_si512(used, _mm512_slli_epi32(code_length, 4));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(bits));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 128 + i), _mm512_cvtepi32_epi8(value));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 256 + i), _mm512_cvtepi32_epi8(least));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 384 + i), _mm512_cvtepi32_epi8(mask));
+  }
+}
+
+// Units of either kind, singles and repeats mixed, with the chain of their
+// positions cut short. The bit stream is taken in windows of 64 bit
+// positions, 8 input bytes apart and each worked out whole by vector
+// instructions, off the chain: at each position the unit that would start
+// there (the 7 index bits by VPMULTISHIFTQB, looked up by VPERMI2B), the
+// bits it takes, the lengths it sets and their value; then how far two
+// units and four units on go, by looking the first jump up at its end
+// (VPERMI2B across the window and the next). The units themselves are then
+// a chain of one load for every four (the jump of four), each unit two
+// loads and a store of eight lengths off the chain. The lengths past a
+// unit's eighth are zeros already (a count above 8 is a repeat of zeros:
+// the header's lengths are cleared when it starts), and the value of a
+// repeat of the previous length is the last unit's, kept in a register.
+//
+// With vectors the header's lengths are one code here (`end` its last
+// symbol: the buckets are made at its end, sort_vbmi). Starts at `symbol`
+// (at least 1 into the header, so that there is a previous length) and
+// stops: at a unit that would go past the header's end (its end itself, or
+// a repeat too long, left to the careful way: walk_stop::unit), after two
+// groups of four single lengths in a row (the singles' way is cheaper for a
+// run of them: walk_stop::singles), or where the windows would read past
+// the input (walk_stop::input: the scalar loop goes on). Not at all
+// (walk_stop::none) unless 8 input bytes remain and the bit buffer's bits
+// all come from this call's input, which is read again from memory.
+enum class walk_stop : std::uint8_t { unit, singles, input, none };
+struct walk_result {
+  std::size_t symbol;
+  walk_stop stop;
+};
+// What the walks of one header in one decode() call have worked out:
+// where position 0 is, and at each position of the last 8 windows (a ring
+// of 512 positions) the lengths its unit sets, their value and the jumps of
+// one, two and four units. Made for the call, so that a walk that stops at
+// a run of single lengths and starts again at the next repeat reuses it.
+struct walk_state {
+  static constexpr unsigned ring = 512;
+  const unsigned char* base = nullptr; // position 0's byte, once a walk has started
+  unsigned made = 0;                   // the windows worked out
+  unsigned readable = 0;               // the windows the input holds (16 bytes from 8 * w)
+  alignas(64) std::array<std::uint8_t, ring> count;
+  alignas(64) std::array<std::uint8_t, ring> value_of;
+  alignas(64) std::array<std::uint8_t, ring> jump1;
+  alignas(64) std::array<std::uint8_t, ring> jump2;
+  alignas(64) std::array<std::uint8_t, ring> jump4;
+};
+
+// Works the next window out (state.made), and the jumps of two of the one
+// before and of four of the one before that, which need it.
+NPYGUARD_VBMI void make_window(walk_state& state, const std::uint8_t* table) noexcept {
+  constexpr unsigned ring = walk_state::ring;
+  // Qword i of a window: its 8 bytes from byte i (bit positions 8i on), so
+  // that byte j of qword i (control j) is bit position 8i + j's.
+  alignas(64) static constexpr std::array<std::uint8_t, 64> slides = [] {
+    std::array<std::uint8_t, 64> c{};
+    for (std::size_t i = 0; i < 64; ++i) c[i] = static_cast<std::uint8_t>(i / 8 + i % 8);
+    return c;
+  }();
+  alignas(64) static constexpr std::array<std::uint8_t, 64> controls = [] {
+    std::array<std::uint8_t, 64> c{};
+    for (std::size_t i = 0; i < 64; ++i) c[i] = static_cast<std::uint8_t>(i % 8);
+    return c;
+  }();
+  alignas(64) static constexpr std::array<std::uint8_t, 64> positions = [] {
+    std::array<std::uint8_t, 64> c{};
+    for (std::size_t i = 0; i < 64; ++i) c[i] = static_cast<std::uint8_t>(i);
+    return c;
+  }();
+  const unsigned w = state.made++;
+  const __m512i control = _mm512_load_si512(controls.data());
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i bytes =
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state.base + std::size_t{8} * w)));
+  const __m512i source = _mm512_permutexvar_epi8(_mm512_load_si512(slides.data()), bytes);
+  const __m512i index = _mm512_and_si512(_mm512_multishift_epi64_epi8(control, source), _mm512_set1_epi8(0x7F));
+  const __m512i taken = _mm512_permutex2var_epi8(_mm512_loadu_si512(table), index, _mm512_loadu_si512(table + 64));
+  const __m512i used = _mm512_and_si512(taken, low4);
+  const __m512i code_length = _mm512_and_si512(_mm512_srli_epi16(taken, 4), low4);
+  const __m512i extra = _mm512_and_si512(
+      _mm512_multishift_epi64_epi8(_mm512_add_epi8(control, code_length), source),
+      _mm512_permutex2var_epi8(_mm512_loadu_si512(table + 384), index, _mm512_loadu_si512(table + 448)));
+  const __m512i least =
+      _mm512_permutex2var_epi8(_mm512_loadu_si512(table + 256), index, _mm512_loadu_si512(table + 320));
+  const __m512i value =
+      _mm512_permutex2var_epi8(_mm512_loadu_si512(table + 128), index, _mm512_loadu_si512(table + 192));
+  const unsigned at = (64 * w) % ring;
+  _mm512_store_si512(state.count.data() + at, _mm512_add_epi8(least, extra));
+  _mm512_store_si512(state.value_of.data() + at, value);
+  _mm512_store_si512(state.jump1.data() + at, used);
+  if (w == 0) return;
+  // Window w - 1's jump of two: its jump of one, and the unit's there.
+  const __m512i iota = _mm512_load_si512(positions.data());
+  const unsigned before = (at + ring - 64) % ring;
+  const __m512i used_before = _mm512_load_si512(state.jump1.data() + before);
+  const __m512i two =
+      _mm512_add_epi8(used_before, _mm512_permutex2var_epi8(used_before, _mm512_add_epi8(iota, used_before), used));
+  _mm512_store_si512(state.jump2.data() + before, two);
+  if (w == 1) return;
+  const unsigned before_that = (at + ring - 128) % ring;
+  const __m512i two_before = _mm512_load_si512(state.jump2.data() + before_that);
+  const __m512i four =
+      _mm512_add_epi8(two_before, _mm512_permutex2var_epi8(two_before, _mm512_add_epi8(iota, two_before), two));
+  _mm512_store_si512(state.jump4.data() + before_that, four);
+}
+
+// How far ahead of the walk the windows are worked out: the jump of four is
+// known up to window made - 3, and the walk stays two windows behind that,
+// as a byte loaded soon after the vector store that holds it waits for the
+// store to be written.
+constexpr unsigned walk_lead = 4;
+
+NPYGUARD_VBMI walk_result walk_units_vbmi(walk_state& state, const std::uint8_t* table, std::uint8_t* lengths,
+                                          std::size_t symbol, std::size_t end, const unsigned char* in_begin,
+                                          const unsigned char*& in_at, const unsigned char* in_end,
+                                          std::uint64_t& bit_buffer, unsigned& bit_count) noexcept {
+  constexpr unsigned ring = walk_state::ring;
+  const unsigned char* const in = in_at;
+  // The bit buffer is set again from memory at the end: 8 bytes from the
+  // byte the position is in, at most `in`.
+  if (in_end - in < fast_input_room) return {symbol, walk_stop::none};
+  if (state.base == nullptr) {
+    const std::size_t held = (bit_count + 7) >> 3; // the bytes the bit buffer's bits come from
+    if (static_cast<std::size_t>(in - in_begin) < held) return {symbol, walk_stop::none};
+    const std::ptrdiff_t bytes = in_end - (in - held);
+    if (bytes < 16 + 8 * static_cast<std::ptrdiff_t>(walk_lead)) return {symbol, walk_stop::none};
+    state.base = in - held;
+    state.readable = static_cast<unsigned>((bytes - 16) / 8 + 1);
+    state.made = 0;
+  }
+  unsigned position = static_cast<unsigned>(8 * (in - state.base)) - bit_count;
+  walk_stop stop = walk_stop::input;
+  unsigned singles = 0; // groups of four single lengths in a row
+  unsigned previous = lengths[symbol - 1];
+  const auto unit = [&](unsigned at) {
+    const unsigned n = state.count[at % ring];
+    const unsigned raw = state.value_of[at % ring];
+    if (n > end - symbol) return false;
+    // A mask, not a condition: the compiler would branch on it.
+    const unsigned of_previous = 0U - (raw / walk_previous);
+    const unsigned value = (raw & 15U) | (previous & of_previous);
+    std::memcpy(lengths + symbol, &length_runs[value], sizeof(std::uint64_t));
+    previous = value;
+    symbol += n;
+    return true;
+  };
+  for (;;) {
+    while (state.made < walk_lead || position >= 64 * (state.made - (walk_lead - 1))) {
+      if (state.made == state.readable) goto done;
+      make_window(state, table);
+    }
+    {
+      const unsigned first = position;
+      const unsigned second = first + state.jump1[first % ring];
+      const unsigned third = first + state.jump2[first % ring];
+      const unsigned fourth = third + state.jump1[third % ring];
+      const std::size_t group = symbol;
+      if (!unit(first)) {
+        stop = walk_stop::unit;
+        break;
+      }
+      if (!unit(second)) {
+        position = second;
+        stop = walk_stop::unit;
+        break;
+      }
+      if (!unit(third)) {
+        position = third;
+        stop = walk_stop::unit;
+        break;
+      }
+      if (!unit(fourth)) {
+        position = fourth;
+        stop = walk_stop::unit;
+        break;
+      }
+      position = first + state.jump4[first % ring];
+      singles = symbol - group == 4 ? singles + 1 : 0;
+      if (singles == 2) {
+        stop = walk_stop::singles;
+        break;
+      }
+    }
+  }
+done:
+  // The bit buffer from `position` on.
+  const unsigned char* const at = state.base + (position >> 3);
+  bit_buffer = load_le64(at) >> (position & 7);
+  bit_count = 56 - (position & 7);
+  in_at = at + 7;
+  return {symbol, stop};
+}
+
+// The counting sort of the table build, for a code whose lengths were read
+// without it: each length's symbols, in symbol order, compressed into its
+// bucket from 64 lengths at a time (VPCOMPRESSW), for the lengths 1-15 the
+// code has (a bit set per length, from 16-bit lanes). `counts` receives
+// each length's count (0 for length 0: bucket 0 is not read).
+NPYGUARD_VBMI void sort_vbmi(const std::uint8_t* lengths, unsigned symbols, std::uint16_t* buckets, std::size_t stride,
+                             length_counts& counts) noexcept {
+  constexpr unsigned most = 320; // at least litlen_symbols, a multiple of 64
+  constexpr unsigned vectors = most / 64;
+  __m512i length_bytes[vectors]; // NOLINT(modernize-avoid-c-arrays): std::array drops the vector's alignment attribute
+  for (__m512i& v : length_bytes) v = _mm512_setzero_si512();
+  const unsigned used_vectors = (symbols + 63) / 64;
+  __m512i present = _mm512_setzero_si512();
+  const __m512i one = _mm512_set1_epi16(1);
+  for (unsigned v = 0; v < used_vectors; ++v) {
+    const unsigned left = symbols - 64 * v;
+    const __mmask64 lanes = left >= 64 ? ~std::uint64_t{0} : _bzhi_u64(~std::uint64_t{0}, left);
+    length_bytes[v] = _mm512_maskz_loadu_epi8(lanes, lengths + 64 * v);
+    present =
+        _mm512_or_si512(present, _mm512_sllv_epi16(one, _mm512_cvtepu8_epi16(_mm512_castsi512_si256(length_bytes[v]))));
+    present = _mm512_or_si512(
+        present, _mm512_sllv_epi16(one, _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(length_bytes[v], 1))));
+  }
+  // The OR of the 32 lanes.
+  __m256i half = _mm256_or_si256(_mm512_castsi512_si256(present), _mm512_extracti64x4_epi64(present, 1));
+  __m128i quarter = _mm_or_si128(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+  quarter = _mm_or_si128(quarter, _mm_srli_si128(quarter, 8));
+  quarter = _mm_or_si128(quarter, _mm_srli_si128(quarter, 4));
+  quarter = _mm_or_si128(quarter, _mm_srli_si128(quarter, 2));
+  unsigned lengths_present = static_cast<unsigned>(_mm_cvtsi128_si32(quarter)) & 0xFFFEU;
+  counts.fill(0);
+  alignas(64) static constexpr std::array<std::uint16_t, 32> words = [] {
+    std::array<std::uint16_t, 32> w{};
+    for (std::size_t i = 0; i < 32; ++i) w[i] = static_cast<std::uint16_t>(i);
+    return w;
+  }();
+  const __m512i iota = _mm512_load_si512(words.data());
+  while (lengths_present != 0) {
+    const unsigned length = static_cast<unsigned>(__builtin_ctz(lengths_present));
+    lengths_present &= lengths_present - 1;
+    const __m512i wanted = _mm512_set1_epi8(static_cast<char>(length));
+    std::uint16_t* to = buckets + length * stride;
+    std::uint16_t* const from = to;
+    for (unsigned v = 0; v < used_vectors; ++v) {
+      const __mmask64 of_length = _mm512_cmpeq_epi8_mask(length_bytes[v], wanted);
+      const auto low = static_cast<__mmask32>(of_length);
+      const auto high = static_cast<__mmask32>(of_length >> 32);
+      const __m512i first = _mm512_add_epi16(iota, _mm512_set1_epi16(static_cast<short>(64 * v)));
+      const __m512i second = _mm512_add_epi16(first, _mm512_set1_epi16(32));
+      const auto low_count = static_cast<unsigned>(_mm_popcnt_u32(low));
+      const auto high_count = static_cast<unsigned>(_mm_popcnt_u32(high));
+      _mm512_mask_storeu_epi16(to, _bzhi_u32(~0U, low_count), _mm512_maskz_compress_epi16(low, first));
+      to += low_count;
+      _mm512_mask_storeu_epi16(to, _bzhi_u32(~0U, high_count), _mm512_maskz_compress_epi16(high, second));
+      to += high_count;
+    }
+    counts[length] = static_cast<unsigned>(to - from);
+  }
+}
+
 #undef NPYGUARD_VBMI
 
 #else
 
 // Without the instructions vector_lengths_supported() is false, so
 // length_code::vector_precode is null and these are not called.
+enum class walk_stop : std::uint8_t { unit, singles, input, none };
+struct walk_result {
+  std::size_t symbol;
+  walk_stop stop;
+};
+void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/, std::uint8_t* /*lengths*/) noexcept {}
+struct walk_state {};
+walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint8_t* /*table*/, std::uint8_t* /*lengths*/,
+                            std::size_t symbol, std::size_t /*end*/, const unsigned char* /*in_begin*/,
+                            const unsigned char*& /*in_at*/, const unsigned char* /*in_end*/,
+                            std::uint64_t& /*bit_buffer*/, unsigned& /*bit_count*/) noexcept {
+  return {symbol, walk_stop::none};
+}
+void sort_vbmi(const std::uint8_t* /*lengths*/, unsigned /*symbols*/, std::uint16_t* /*buckets*/,
+               std::size_t /*stride*/, length_counts& /*counts*/) noexcept {}
 void build_vector_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
 std::size_t decode_singles_vbmi(const length_code& /*code*/, std::size_t symbol, const unsigned char*& /*in_at*/,
                                 const unsigned char* /*in_end*/, std::uint64_t& /*bit_buffer*/, unsigned& /*bit_count*/,
@@ -869,6 +1158,7 @@ std::size_t decode_singles_vbmi(const length_code& /*code*/, std::size_t symbol,
 // may not all be there once fewer than 8 input bytes remain, one past the
 // code's end (into the next code or past the last), or a repeat before the
 // header's first length.
+template <bool buckets>
 [[gnu::noinline]] unsigned decode_lengths_fast(const length_code& code, std::size_t symbol, const unsigned char*& in_at,
                                                const unsigned char* in_end, std::uint64_t& bit_buffer,
                                                unsigned& bit_count) noexcept {
@@ -889,9 +1179,11 @@ std::size_t decode_singles_vbmi(const length_code& /*code*/, std::size_t symbol,
     bits >>= precode_used(entry);
     count -= precode_used(entry);
     lengths[symbol] = static_cast<std::uint8_t>(value);
-    const std::size_t at = tail[value];
-    sorted[at] = static_cast<std::uint16_t>(symbol);
-    tail[value] = at + 1;
+    if constexpr (buckets) {
+      const std::size_t at = tail[value];
+      sorted[at] = static_cast<std::uint16_t>(symbol);
+      tail[value] = at + 1;
+    }
     ++symbol;
     return true;
   };
@@ -947,6 +1239,13 @@ std::size_t decode_singles_vbmi(const length_code& /*code*/, std::size_t symbol,
     // The last length, kept in a register from one unit to the next (a
     // repeat before the header's first length is left to the careful way).
     if (code.first + symbol == 0) break;
+    if constexpr (!buckets) {
+      const walk_result walked =
+          walk_units_vbmi(*code.walk, code.walk_precode, lengths, symbol, end, code.in_begin, in, in_end, bits, count);
+      symbol = walked.symbol;
+      if (walked.stop == walk_stop::unit) break;
+      if (walked.stop == walk_stop::singles) continue;
+    }
     unsigned previous = lengths[static_cast<std::ptrdiff_t>(symbol) - 1];
     bool careful = false;
     const auto any_unit = [&]() {
@@ -957,11 +1256,13 @@ std::size_t decode_singles_vbmi(const length_code& /*code*/, std::size_t symbol,
       const unsigned of_previous = 0U - ((entry >> previous_flag_at) & 1U);
       const unsigned value = (precode_symbol(entry) & 15U) | (previous & of_previous);
       if (repeat > end - symbol) return false;
-      const std::size_t at = tail[value];
       store_length_run(lengths + symbol, static_cast<std::uint8_t>(value));
-      store_symbol_run(sorted + at, symbol);
+      if constexpr (buckets) {
+        const std::size_t at = tail[value];
+        store_symbol_run(sorted + at, symbol);
+        tail[value] = at + repeat;
+      }
       if (repeat > 8) std::memset(lengths + symbol + 8, 0, repeat - 8);
-      tail[value] = at + repeat;
       previous = value;
       symbol += repeat;
       bits >>= used;
@@ -1237,6 +1538,12 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
   }
   pair_countdown_ = precode_coded_ == 0 ? pairs_off : pair_trial_lengths;
   pair_trial_bits_ = 0;
+  lengths_read_ = 0;
+  state_ = state::code_lengths;
+  if (vector_lengths_) { // the buckets are made at the header's end
+    build_walk_precode(precode_.data(), walk_precode_.data(), lengths_.data());
+    return step::next;
+  }
   static constexpr auto empty_buckets = [] {
     std::array<std::array<std::size_t, 16>, 2> tails{};
     for (std::size_t length = 0; length < 16; ++length) {
@@ -1246,8 +1553,6 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
     return tails;
   }();
   tails_ = empty_buckets;
-  lengths_read_ = 0;
-  state_ = state::code_lengths;
   return step::next;
 }
 
@@ -1274,11 +1579,13 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
   std::uint16_t* const sorted = sorted_.data();
   constexpr std::uint64_t index_mask = low_bits(precode_index_bits);
   step result = step::next;
+  walk_state walk; // NOLINT: its arrays are written before they are read
   while (read < total) {
-    // Symbols numbered within the code the next length belongs to.
+    // Symbols numbered within the code the next length belongs to (with
+    // vectors, of the header: the buckets are made at its end).
     const bool distances = read >= litlen_count;
-    const unsigned first = distances ? litlen_count : 0;
-    const unsigned end = (distances ? total : litlen_count) - first;
+    const unsigned first = distances && !vector_lengths_ ? litlen_count : 0;
+    const unsigned end = (distances || vector_lengths_ ? total : litlen_count) - first;
     std::size_t* const tail = tails_[distances ? 1 : 0].data();
     unsigned symbol = read - first;
     if (k.in_end - k.in >= fast_input_room) {
@@ -1293,8 +1600,12 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
                              precode_coded_,
                              &pair_countdown_,
                              &pair_trial_bits_,
-                             vector_lengths_ ? vector_precode_.data() : nullptr};
-      symbol = decode_lengths_fast(code, symbol, k.in, k.in_end, k.bits, k.count);
+                             vector_lengths_ ? vector_precode_.data() : nullptr,
+                             walk_precode_.data(),
+                             k.in_begin,
+                             &walk};
+      symbol = vector_lengths_ ? decode_lengths_fast<false>(code, symbol, k.in, k.in_end, k.bits, k.count)
+                               : decode_lengths_fast<true>(code, symbol, k.in, k.in_end, k.bits, k.count);
     }
     read = first + symbol;
     if (symbol == end) continue;
@@ -1310,7 +1621,7 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
       const unsigned value = precode_symbol(entry);
       k.drop(length);
       lengths[read++] = static_cast<std::uint8_t>(value);
-      sorted[tail[value]++] = static_cast<std::uint16_t>(symbol);
+      if (!vector_lengths_) sorted[tail[value]++] = static_cast<std::uint16_t>(symbol);
       continue;
     }
     const unsigned used = precode_used(entry); // the code and its extra bits
@@ -1326,7 +1637,7 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
     }
     const std::uint8_t value = previous ? lengths[read - 1] : std::uint8_t{0};
     std::memset(lengths + read, value, repeat);
-    if (value != 0) {
+    if (value != 0 && !vector_lengths_) {
       for (unsigned at = read; at < read + repeat; ++at) {
         if (at < litlen_count) {
           sorted[tails_[0][value]++] = static_cast<std::uint16_t>(at);
@@ -1348,6 +1659,15 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
 // of a code of one symbol or none are built now.
 deflate_decoder::step deflate_decoder::build_dynamic_tables() noexcept {
   if (lengths_[256] == 0) return step::corrupt; // no end-of-block code
+  if (vector_lengths_) {
+    length_counts counts{};
+    sort_vbmi(lengths_.data(), litlen_count_, sorted_.data(), litlen_bucket, counts);
+    for (std::size_t length = 0; length < 16; ++length) tails_[0][length] = length * litlen_bucket + counts[length];
+    sort_vbmi(lengths_.data() + litlen_count_, distance_count_, sorted_.data() + distance_buckets_at, distance_bucket,
+              counts);
+    for (std::size_t length = 0; length < 16; ++length)
+      tails_[1][length] = distance_buckets_at + length * distance_bucket + counts[length];
+  }
   shortest_ = {0, 0};
   for (unsigned length = max_code_length; length != 0; --length) {
     code_counts_[0][length] = static_cast<unsigned>(tails_[0][length] - length * litlen_bucket);

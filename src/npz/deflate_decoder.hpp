@@ -133,6 +133,10 @@ private:
   // as two tables of bytes, the bits a single length takes (64 and more for
   // a repeat) then the length it sets (deflate_decoder.cpp).
   std::array<std::uint8_t, 256> vector_precode_{};
+  // With vector_lengths_, units of either kind are walked with four tables
+  // of bytes made from the code length code's (deflate_decoder.cpp,
+  // walk_units_vbmi).
+  std::array<std::uint8_t, 512> walk_precode_{};
   bool vector_lengths_ = false;
   std::array<std::uint8_t, 19> precode_at_{};
   unsigned precode_coded_ = 0;
