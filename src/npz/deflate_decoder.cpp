@@ -615,7 +615,7 @@ struct length_code {
   // null where vectors are off; then also deflate_decoder::walk_precode_
   // (walk_units_vbmi) and the start of this call's input.
   std::uint8_t* vector_precode;
-  const std::uint8_t* walk_precode;
+  std::uint8_t* walk_precode;
   const unsigned char* in_begin;
   struct walk_state* walk;
 };
@@ -844,10 +844,7 @@ alignas(64) constexpr std::array<std::uint64_t, 16> length_runs = [] {
   for (std::uint64_t value = 0; value < 16; ++value) runs[value] = value * 0x0101010101010101U;
   return runs;
 }();
-NPYGUARD_VBMI void build_walk_precode(const std::uint32_t* precode, std::uint8_t* out, std::uint8_t* lengths) noexcept {
-  // The header's lengths cleared (deflate_decoder::lengths_, 286 + 30 + 8).
-  for (unsigned i = 0; i < 256; i += 64) _mm512_storeu_si512(lengths + i, _mm512_setzero_si512());
-  _mm512_storeu_si512(lengths + 324 - 64, _mm512_setzero_si512());
+NPYGUARD_VBMI void build_walk_precode(const std::uint32_t* precode, std::uint8_t* out) noexcept {
   const __m512i low4 = _mm512_set1_epi32(15);
   for (unsigned i = 0; i < 128; i += 16) {
     const __m512i entry = _mm512_loadu_si512(precode + i);
@@ -903,6 +900,7 @@ struct walk_result {
 // a run of single lengths and starts again at the next repeat reuses it.
 struct walk_state {
   static constexpr unsigned ring = 512;
+  bool tables = false;                 // deflate_decoder::walk_precode_ made for this header
   const unsigned char* base = nullptr; // position 0's byte, once a walk has started
   unsigned made = 0;                   // the windows worked out
   unsigned readable = 0;               // the windows the input holds (16 bytes from 8 * w)
@@ -977,15 +975,27 @@ NPYGUARD_VBMI void make_window(walk_state& state, const std::uint8_t* table) noe
 // store to be written.
 constexpr unsigned walk_lead = 4;
 
-NPYGUARD_VBMI walk_result walk_units_vbmi(walk_state& state, const std::uint8_t* table, std::uint8_t* lengths,
-                                          std::size_t symbol, std::size_t end, const unsigned char* in_begin,
-                                          const unsigned char*& in_at, const unsigned char* in_end,
-                                          std::uint64_t& bit_buffer, unsigned& bit_count) noexcept {
+NPYGUARD_VBMI walk_result walk_units_vbmi(walk_state& state, const std::uint32_t* precode, std::uint8_t* table,
+                                          std::uint8_t* lengths, std::size_t symbol, std::size_t end,
+                                          const unsigned char* in_begin, const unsigned char*& in_at,
+                                          const unsigned char* in_end, std::uint64_t& bit_buffer,
+                                          unsigned& bit_count) noexcept {
   constexpr unsigned ring = walk_state::ring;
   const unsigned char* const in = in_at;
   // The bit buffer is set again from memory at the end: 8 bytes from the
   // byte the position is in, at most `in`.
   if (in_end - in < fast_input_room) return {symbol, walk_stop::none};
+  if (!state.tables) { // the header's first walk (a header of single lengths needs none)
+    build_walk_precode(precode, table);
+    state.tables = true;
+  }
+  // The lengths from here on cleared, so that a unit's lengths past its
+  // eighth are zeros already (the ways before may have stored past their
+  // last length; `end` + 8 is at most the header's 316 + 8).
+  for (std::size_t at = symbol; at < end + 8; at += 64) {
+    const auto left = static_cast<unsigned>(std::min<std::size_t>(64, end + 8 - at));
+    _mm512_mask_storeu_epi8(lengths + at, _bzhi_u64(~std::uint64_t{0}, left), _mm512_setzero_si512());
+  }
   if (state.base == nullptr) {
     const std::size_t held = (bit_count + 7) >> 3; // the bytes the bit buffer's bits come from
     if (static_cast<std::size_t>(in - in_begin) < held) return {symbol, walk_stop::none};
@@ -1129,12 +1139,13 @@ struct walk_result {
   std::size_t symbol;
   walk_stop stop;
 };
-void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/, std::uint8_t* /*lengths*/) noexcept {}
+void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
 struct walk_state {};
-walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint8_t* /*table*/, std::uint8_t* /*lengths*/,
-                            std::size_t symbol, std::size_t /*end*/, const unsigned char* /*in_begin*/,
-                            const unsigned char*& /*in_at*/, const unsigned char* /*in_end*/,
-                            std::uint64_t& /*bit_buffer*/, unsigned& /*bit_count*/) noexcept {
+walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint32_t* /*precode*/, std::uint8_t* /*table*/,
+                            std::uint8_t* /*lengths*/, std::size_t symbol, std::size_t /*end*/,
+                            const unsigned char* /*in_begin*/, const unsigned char*& /*in_at*/,
+                            const unsigned char* /*in_end*/, std::uint64_t& /*bit_buffer*/,
+                            unsigned& /*bit_count*/) noexcept {
   return {symbol, walk_stop::none};
 }
 void sort_vbmi(const std::uint8_t* /*lengths*/, unsigned /*symbols*/, std::uint16_t* /*buckets*/,
@@ -1240,8 +1251,8 @@ template <bool buckets>
     // repeat before the header's first length is left to the careful way).
     if (code.first + symbol == 0) break;
     if constexpr (!buckets) {
-      const walk_result walked =
-          walk_units_vbmi(*code.walk, code.walk_precode, lengths, symbol, end, code.in_begin, in, in_end, bits, count);
+      const walk_result walked = walk_units_vbmi(*code.walk, code.precode, code.walk_precode, lengths, symbol, end,
+                                                 code.in_begin, in, in_end, bits, count);
       symbol = walked.symbol;
       if (walked.stop == walk_stop::unit) break;
       if (walked.stop == walk_stop::singles) continue;
@@ -1540,10 +1551,7 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
   pair_trial_bits_ = 0;
   lengths_read_ = 0;
   state_ = state::code_lengths;
-  if (vector_lengths_) { // the buckets are made at the header's end
-    build_walk_precode(precode_.data(), walk_precode_.data(), lengths_.data());
-    return step::next;
-  }
+  if (vector_lengths_) return step::next; // the buckets are made at the header's end
   static constexpr auto empty_buckets = [] {
     std::array<std::array<std::size_t, 16>, 2> tails{};
     for (std::size_t length = 0; length < 16; ++length) {
