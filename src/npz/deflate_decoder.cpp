@@ -4,9 +4,9 @@
 #include <array>
 #include <cstring>
 
-// Runs of single code lengths by AVX-512 VBMI and VBMI2 where the processor
-// has them (decode_singles_vbmi). Not under MemorySanitizer, which does not
-// follow the vector instructions.
+// A dynamic header's code lengths by AVX-512 VBMI and VBMI2 where the
+// processor has them (decode_singles_vbmi, walk_units_vbmi, sort_vbmi). Not
+// under MemorySanitizer, which does not follow the vector instructions.
 #if defined(__has_feature)
 #if __has_feature(memory_sanitizer)
 #define NPYGUARD_DEFLATE_MSAN 1
@@ -756,9 +756,8 @@ NPYGUARD_VBMI inline code_chain follow_codes(__m512i iota, __m512i next, unsigne
 // second, ... 63rd code from the start follow by doubling (the position 2^k
 // codes on from every position, composed with itself, six times), a code
 // counting where it lies whole in the bits the refill holds. The lengths
-// are stored at once, and each length's symbols compressed into its bucket
-// (VPCOMPRESSW), none for length 0 (bucket 0 is not read). Stops before a
-// repeat; sets `countdown` to pairs_off where a refill gives fewer than
+// are stored at once (the buckets are made at the header's end, sort_vbmi).
+// Stops before a repeat; sets `countdown` to pairs_off where a refill gives fewer than
 // vector_lengths_paying lengths (at a repeat, or codes too long), as
 // decode_pairs does. Returns the next symbol.
 constexpr std::size_t vector_lengths_paying = 12;
@@ -1163,9 +1162,12 @@ std::size_t decode_singles_vbmi(const length_code& /*code*/, std::size_t symbol,
 // The code lengths while 8 input bytes remain: up to eight single lengths a
 // refill with no check of the bit count (a refill leaves at least 56 bits, a
 // code length takes at most 7); from a repeat on (up to 14 bits), four units
-// of either kind a refill, until four single lengths come together. Each
-// symbol is put in the bucket of its length. Returns the next symbol (of the
-// code) to decode. Stops at a unit to decode the careful way: one whose bits
+// of either kind a refill, until four single lengths come together, or with
+// vectors (`buckets` false) the walk of walk_units_vbmi first. With
+// `buckets` each symbol is put in the bucket of its length as it comes;
+// without, the buckets are made at the header's end (sort_vbmi) and the
+// header's lengths are one code. Returns the next symbol (of the code) to
+// decode. Stops at a unit to decode the careful way: one whose bits
 // may not all be there once fewer than 8 input bytes remain, one past the
 // code's end (into the next code or past the last), or a repeat before the
 // header's first length.
@@ -1239,8 +1241,8 @@ template <bool buckets>
     // random, and leaving and entering a loop for each repeat costs about
     // as much again.
     //
-    // Each unit stores eight lengths and eight bucket entries whatever its
-    // count (1; 3 to 6; or for zeros 3 to 138: the rest of a longer run of
+    // Each unit stores eight lengths (and with `buckets` eight bucket
+    // entries) whatever its count (1; 3 to 6; or for zeros 3 to 138: the rest of a longer run of
     // zeros is set apart). The lengths and each bucket have room for them
     // past their last symbol, and a store past the count is overwritten by
     // the next unit or lies beyond the bucket's count, never read. Zeros go
