@@ -972,3 +972,75 @@ TEST_CASE("deflate_decoder: runs of single code lengths between repeats, decoded
   }
   CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
 }
+
+TEST_CASE("deflate_decoder: units of either kind walked by position, stopping and starting again", "[deflate]") {
+  // Where the processor has AVX-512 VBMI, a header's units from its first
+  // repeat on are walked by position (walk_units_vbmi): windows of 64 bit
+  // positions worked out ahead, kept for the header; the walk stops after
+  // two groups of four single lengths in a row and starts again at the next
+  // repeat, stores eight lengths whatever a unit's count (the lengths past a
+  // repeat of zeros' eighth cleared when the walk starts: each block's
+  // header here differs from the one before, whose lengths are still in the
+  // decoder), and stops at the header's end. Here repeats then runs of 0 to
+  // 12 single lengths, in turn, among zero runs of every count (symbols 17
+  // and 18), with the literal/length code's last lengths and the distance
+  // code's first zeros, so that a repeat crosses from one code into the
+  // other; verdict_all_ways runs each stream both ways, cut at many places,
+  // against zlib.
+  std::mt19937 rng(43);
+  std::size_t next_run = 0; // single lengths after the next repeat: 0 to 12 in turn
+  const auto header_units = [&](const std::vector<unsigned>& lengths) {
+    std::vector<length_unit> units;
+    std::size_t singles_left = 0; // single lengths before the next repeat
+    for (std::size_t i = 0; i < lengths.size();) {
+      const unsigned value = lengths[i];
+      std::size_t run = 1;
+      while (i + run < lengths.size() && lengths[i + run] == value) ++run;
+      const bool repeat_of_previous = i > 0 && lengths[i - 1] == value && run >= 3;
+      if (singles_left == 0 && (repeat_of_previous || (value == 0 && run >= 3))) {
+        unsigned count = 0;
+        if (repeat_of_previous && (value != 0 || rng() % 2 == 0)) {
+          count = 3 + static_cast<unsigned>(rng() % (std::min<std::size_t>(run, 6) - 2));
+          units.push_back({16, count - 3});
+        } else if (run >= 11 && rng() % 2 == 0) {
+          count = 11 + static_cast<unsigned>(rng() % (std::min<std::size_t>(run, 138) - 10));
+          units.push_back({18, count - 11});
+        } else {
+          count = 3 + static_cast<unsigned>(rng() % (std::min<std::size_t>(run, 10) - 2));
+          units.push_back({17, count - 3});
+        }
+        i += count;
+        singles_left = next_run;
+        next_run = (next_run + 1) % 13;
+      } else {
+        units.push_back({value, 0});
+        ++i;
+        if (singles_left != 0) --singles_left;
+      }
+    }
+    return units;
+  };
+  for (int stream = 0; stream < 40; ++stream) {
+    bit_writer w;
+    std::size_t produced = 0;
+    for (int block = 0; block < 3; ++block) {
+      const unsigned litlen_count = 270 + static_cast<unsigned>(rng() % 17);
+      const unsigned distance_count = 4 + static_cast<unsigned>(rng() % 27);
+      // Codes for some symbols only (many for every third block, so that
+      // the next one's zeros fall where its lengths were), none among the
+      // last literal/length ones.
+      const std::size_t coded = block % 3 == 0 ? litlen_count - 40 : 20 + rng() % (litlen_count - 40);
+      std::vector<unsigned> litlen =
+          random_complete_code(rng, litlen_count - 8, some_symbols(rng, litlen_count - 8, coded, 256), 12);
+      litlen.resize(litlen_count, 0);
+      std::vector<unsigned> distance =
+          random_complete_code(rng, distance_count - 2, some_symbols(rng, distance_count - 2, 2), 8);
+      distance.insert(distance.begin(), 2, 0);
+      std::vector<unsigned> lengths = litlen;
+      lengths.insert(lengths.end(), distance.begin(), distance.end());
+      write_dynamic_block(w, rng, block == 2, litlen, distance, header_units(lengths), 40, produced);
+    }
+    INFO("stream " << stream);
+    CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+  }
+}
