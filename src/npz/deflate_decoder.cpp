@@ -1084,7 +1084,7 @@ NPYGUARD_VBMI void sort_vbmi(const std::uint8_t* lengths, unsigned symbols, std:
   for (unsigned v = 0; v < used_vectors; ++v) {
     const unsigned left = symbols - 64 * v;
     const __mmask64 lanes = left >= 64 ? ~std::uint64_t{0} : _bzhi_u64(~std::uint64_t{0}, left);
-    length_bytes[v] = _mm512_maskz_loadu_epi8(lanes, lengths + 64 * v);
+    length_bytes[v] = _mm512_maskz_loadu_epi8(lanes, lengths + std::size_t{64} * v);
     present =
         _mm512_or_si512(present, _mm512_sllv_epi16(one, _mm512_cvtepu8_epi16(_mm512_castsi512_si256(length_bytes[v]))));
     present = _mm512_or_si512(
