@@ -280,23 +280,24 @@ bytes mixed_tree(unsigned units) {
   });
 }
 
+// The largest header's trees with the code length code `precode`, each run
+// of equal lengths written as a repeat of 3 for one unit in every `period`
+// where it fits and single lengths otherwise.
+bytes repeat_every(const std::vector<unsigned>& precode, unsigned units, std::size_t period) {
+  std::size_t turn = 0;
+  return chosen_tree(precode, units,
+                     [&](std::size_t) { return turn++ % period == 0 ? std::size_t{3} : std::size_t{1}; });
+}
+
 // A repeat of 3, then four single lengths, over and over: decode_lengths_fast
 // goes from its loop for repeats back to its loop for single lengths (which
 // it does after four single lengths) and out again at every repeat.
-bytes flip_tree(unsigned units) {
-  std::size_t turn = 0;
-  return chosen_tree(mixed_precode(), units,
-                     [&](std::size_t) { return turn++ % 5 == 0 ? std::size_t{3} : std::size_t{1}; });
-}
+bytes flip_tree(unsigned units) { return repeat_every(mixed_precode(), units, 5); }
 
 // A repeat of 3, then eleven single lengths, over and over: with vectors,
 // decode_lengths_fast's walk of units stops after eight single lengths
 // together and starts again at the next repeat, every twelve units.
-bytes exit_tree(unsigned units) {
-  std::size_t turn = 0;
-  return chosen_tree(mixed_precode(), units,
-                     [&](std::size_t) { return turn++ % 12 == 0 ? std::size_t{3} : std::size_t{1}; });
-}
+bytes exit_tree(unsigned units) { return repeat_every(mixed_precode(), units, 12); }
 
 // flip_tree with single lengths of 1 bit (8: 1 bit, 16: 2 bits, 9: 3 bits,
 // 4 and 5: 4 bits): the most units a compressed byte buys with a repeat
@@ -308,8 +309,7 @@ bytes flip_short(unsigned units) {
   precode[9] = 3;
   precode[4] = 4;
   precode[5] = 4;
-  std::size_t turn = 0;
-  return chosen_tree(precode, units, [&](std::size_t) { return turn++ % 5 == 0 ? std::size_t{3} : std::size_t{1}; });
+  return repeat_every(precode, units, 5);
 }
 
 bytes flush_64() {

@@ -884,10 +884,10 @@ NPYGUARD_VBMI void build_walk_precode(const std::uint32_t* precode, std::uint8_t
 // a repeat too long, left to the careful way: walk_stop::unit), after two
 // groups of four single lengths in a row (the singles' way is cheaper for a
 // run of them: walk_stop::singles), or where the windows would read past
-// the input (walk_stop::input: the scalar loop goes on). Not at all
-// (walk_stop::none) unless 8 input bytes remain and the bit buffer's bits
-// all come from this call's input, which is read again from memory.
-enum class walk_stop : std::uint8_t { unit, singles, input, none };
+// the input (walk_stop::input: the scalar loop goes on), as it does at once
+// unless 8 input bytes remain and the bit buffer's bits all come from this
+// call's input, which is read again from memory.
+enum class walk_stop : std::uint8_t { unit, singles, input };
 struct walk_result {
   std::size_t symbol;
   walk_stop stop;
@@ -983,7 +983,7 @@ NPYGUARD_VBMI walk_result walk_units_vbmi(walk_state& state, const std::uint32_t
   const unsigned char* const in = in_at;
   // The bit buffer is set again from memory at the end: 8 bytes from the
   // byte the position is in, at most `in`.
-  if (in_end - in < fast_input_room) return {symbol, walk_stop::none};
+  if (in_end - in < fast_input_room) return {symbol, walk_stop::input};
   if (!state.tables) { // the header's first walk (a header of single lengths needs none)
     build_walk_precode(precode, table);
     state.tables = true;
@@ -997,9 +997,9 @@ NPYGUARD_VBMI walk_result walk_units_vbmi(walk_state& state, const std::uint32_t
   }
   if (state.base == nullptr) {
     const std::size_t held = (bit_count + 7) >> 3; // the bytes the bit buffer's bits come from
-    if (static_cast<std::size_t>(in - in_begin) < held) return {symbol, walk_stop::none};
+    if (static_cast<std::size_t>(in - in_begin) < held) return {symbol, walk_stop::input};
     const std::ptrdiff_t bytes = in_end - (in - held);
-    if (bytes < 16 + 8 * static_cast<std::ptrdiff_t>(walk_lead)) return {symbol, walk_stop::none};
+    if (bytes < 16 + 8 * static_cast<std::ptrdiff_t>(walk_lead)) return {symbol, walk_stop::input};
     state.base = in - held;
     state.readable = static_cast<unsigned>((bytes - 16) / 8 + 1);
     state.made = 0;
@@ -1027,26 +1027,17 @@ NPYGUARD_VBMI walk_result walk_units_vbmi(walk_state& state, const std::uint32_t
     }
     {
       const unsigned first = position;
-      const unsigned second = first + state.jump1[first % ring];
       const unsigned third = first + state.jump2[first % ring];
-      const unsigned fourth = third + state.jump1[third % ring];
+      const std::array<unsigned, 4> at{first, first + state.jump1[first % ring], third,
+                                       third + state.jump1[third % ring]};
       const std::size_t group = symbol;
-      if (!unit(first)) {
-        stop = walk_stop::unit;
-        break;
+      std::size_t k = 0;
+#pragma GCC unroll 4
+      for (; k < 4; ++k) {
+        if (!unit(at[k])) break;
       }
-      if (!unit(second)) {
-        position = second;
-        stop = walk_stop::unit;
-        break;
-      }
-      if (!unit(third)) {
-        position = third;
-        stop = walk_stop::unit;
-        break;
-      }
-      if (!unit(fourth)) {
-        position = fourth;
+      if (k < 4) {
+        position = at[k];
         stop = walk_stop::unit;
         break;
       }
@@ -1133,7 +1124,7 @@ NPYGUARD_VBMI void sort_vbmi(const std::uint8_t* lengths, unsigned symbols, std:
 
 // Without the instructions vector_lengths_supported() is false, so
 // length_code::vector_precode is null and these are not called.
-enum class walk_stop : std::uint8_t { unit, singles, input, none };
+enum class walk_stop : std::uint8_t { unit, singles, input };
 struct walk_result {
   std::size_t symbol;
   walk_stop stop;
@@ -1145,7 +1136,7 @@ walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint32_t* /*precod
                             const unsigned char* /*in_begin*/, const unsigned char*& /*in_at*/,
                             const unsigned char* /*in_end*/, std::uint64_t& /*bit_buffer*/,
                             unsigned& /*bit_count*/) noexcept {
-  return {symbol, walk_stop::none};
+  return {symbol, walk_stop::input};
 }
 void sort_vbmi(const std::uint8_t* /*lengths*/, unsigned /*symbols*/, std::uint16_t* /*buckets*/,
                std::size_t /*stride*/, length_counts& /*counts*/) noexcept {}
@@ -1670,19 +1661,18 @@ deflate_decoder::step deflate_decoder::read_code_lengths(cursor& c) noexcept {
 deflate_decoder::step deflate_decoder::build_dynamic_tables() noexcept {
   if (lengths_[256] == 0) return step::corrupt; // no end-of-block code
   if (vector_lengths_) {
-    length_counts counts{};
-    sort_vbmi(lengths_.data(), litlen_count_, sorted_.data(), litlen_bucket, counts);
-    for (std::size_t length = 0; length < 16; ++length) tails_[0][length] = length * litlen_bucket + counts[length];
+    sort_vbmi(lengths_.data(), litlen_count_, sorted_.data(), litlen_bucket, code_counts_[0]);
     sort_vbmi(lengths_.data() + litlen_count_, distance_count_, sorted_.data() + distance_buckets_at, distance_bucket,
-              counts);
-    for (std::size_t length = 0; length < 16; ++length)
-      tails_[1][length] = distance_buckets_at + length * distance_bucket + counts[length];
+              code_counts_[1]);
+  } else {
+    for (unsigned length = 1; length <= max_code_length; ++length) {
+      code_counts_[0][length] = static_cast<unsigned>(tails_[0][length] - length * litlen_bucket);
+      code_counts_[1][length] =
+          static_cast<unsigned>(tails_[1][length] - (distance_buckets_at + length * distance_bucket));
+    }
   }
   shortest_ = {0, 0};
   for (unsigned length = max_code_length; length != 0; --length) {
-    code_counts_[0][length] = static_cast<unsigned>(tails_[0][length] - length * litlen_bucket);
-    code_counts_[1][length] =
-        static_cast<unsigned>(tails_[1][length] - (distance_buckets_at + length * distance_bucket));
     if (code_counts_[0][length] != 0) shortest_[0] = length;
     if (code_counts_[1][length] != 0) shortest_[1] = length;
   }
