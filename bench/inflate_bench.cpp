@@ -4,8 +4,9 @@
 // float64 upsampled by 20 and 35, whose output per compressed byte matches
 // the header families') and the block structures that cost most per
 // compressed byte (bench/npz_crafted.py's max_tree, dense_tree,
-// short_lengths, short_distance, mixed_tree and flush_64, one literal per fixed block, empty
-// stored blocks, 16-byte stored blocks). Each row reports the time per
+// dense_short, tiny_tree, short_lengths, short_distance, mixed_tree and
+// flush_64, one literal per fixed block, empty stored blocks, 16-byte
+// stored blocks). Each row reports the time per
 // compressed byte (per_in_byte) and per output byte (per_out_byte); output
 // goes to a 1 MiB buffer, as `npyguard check --verify` inflates. The crc32_*
 // rows time the CRC-32 the verifier takes of that output (ours, folded by
@@ -130,15 +131,34 @@ std::vector<unsigned> tree_lengths() {
   return lengths;
 }
 
+// A match length's literal/length symbol, extra bits and their value (RFC
+// 1951 section 3.2.5).
+struct length_code {
+  unsigned symbol;
+  unsigned extra;
+  unsigned value;
+};
+length_code length_code_of(unsigned length) {
+  if (length == 258) return {285, 0, 0};
+  unsigned base = 3;
+  for (unsigned symbol = 257; symbol < 285; ++symbol) {
+    const unsigned extra = symbol < 265 ? 0 : (symbol - 261) / 4;
+    if (length < base + (1U << extra)) return {symbol, extra, length - base};
+    base += 1U << extra;
+  }
+  return {285, 0, 0}; // not reached for 3-258
+}
+
 // Dynamic blocks with HLIT 286, HDIST lengths.size() - 286 and HCLEN
 // precode_count, all with the same code trees (`lengths`, tree_lengths()
 // by default), the code lengths written by `write_lengths` with the code
-// length code `precode`, then `units` matches of 258 at distance 1; after a
-// fixed block with one literal (a byte for the matches to copy) and before
-// a final empty fixed block.
+// length code `precode`, then `units` matches of `match` bytes at distance
+// 1; after a fixed block with one literal (a byte for the matches to copy)
+// and before a final empty fixed block.
 bytes tree_blocks(const std::vector<unsigned>& precode,
                   const std::function<void(bit_writer&, const std::vector<unsigned>&)>& write_lengths, unsigned units,
-                  const std::vector<unsigned>& lengths = tree_lengths(), unsigned precode_count = 19) {
+                  const std::vector<unsigned>& lengths = tree_lengths(), unsigned precode_count = 19,
+                  unsigned match = 258) {
   const std::vector<unsigned> litlen(lengths.begin(), lengths.begin() + 286);
   const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
   const auto litlen_codes = canonical(litlen);
@@ -157,8 +177,10 @@ bytes tree_blocks(const std::vector<unsigned>& precode,
     w.put(precode_count - 4, 4);
     for (unsigned i = 0; i < precode_count; ++i) w.put(precode[order[i]], 3);
     write_lengths(w, lengths);
+    const length_code code = length_code_of(match);
     for (unsigned i = 0; i < units; ++i) {
-      w.code(litlen_codes[285], litlen[285]);
+      w.code(litlen_codes[code.symbol], litlen[code.symbol]);
+      w.put(code.value, code.extra);
       w.code(distance_codes[0], distance[0]);
     }
     w.code(litlen_codes[256], litlen[256]);
@@ -190,7 +212,7 @@ bytes max_tree() {
 // next unit's count (1 for a single length, 3-6 for a repeat), asked while
 // at least 3 of the run are `left`; the last 1 or 2 are single lengths.
 bytes chosen_tree(const std::vector<unsigned>& precode, unsigned units,
-                  const std::function<std::size_t(std::size_t)>& next) {
+                  const std::function<std::size_t(std::size_t)>& next, unsigned match = 258) {
   const auto codes = canonical(precode);
   return tree_blocks(
       precode,
@@ -213,7 +235,7 @@ bytes chosen_tree(const std::vector<unsigned>& precode, unsigned units,
           }
         }
       },
-      units);
+      units, tree_lengths(), 19, match);
 }
 
 // The code length code of mixed_tree and flip_tree (16: 1 bit, 8: 2 bits,
@@ -233,15 +255,21 @@ std::vector<unsigned> mixed_precode() {
 // code), about 27 header bytes a block against max_tree's 175; then `units`
 // matches of 258. With 5 units a block pays for its tables (a block's first
 // 4 units are decoded without them). bench/npz_crafted.py's dense_tree.
-bytes dense_tree(unsigned units) {
+bytes dense_tree(unsigned units, unsigned match = 258) {
   std::vector<unsigned> precode(19, 0);
   precode[16] = 1;
   for (unsigned symbol : {8U, 9U, 4U, 5U}) precode[symbol] = 3;
   // 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
-  return chosen_tree(precode, units, [](std::size_t left) {
-    return left <= 6 || left >= 9 ? std::min<std::size_t>(left, 6) : left - 3;
-  });
+  return chosen_tree(
+      precode, units,
+      [](std::size_t left) { return left <= 6 || left >= 9 ? std::min<std::size_t>(left, 6) : left - 3; }, match);
 }
+
+// dense_tree's blocks with one match of 45 bytes each: the header's cost
+// alone (no table is built), at about 1.2 output bytes a compressed byte,
+// as little as section 9's allowance leaves. bench/npz_crafted.py's
+// dense_short.
+bytes dense_short() { return dense_tree(1, 45); }
 
 // The same code trees, every length written on its own with the shortest
 // codes the code length code allows (8: 1 bit, 9: 2 bits, 5: 3 bits, 4: 4
@@ -319,6 +347,49 @@ bytes flush_64() {
   return deflate_raw(data, 9, 64);
 }
 
+// The smallest dynamic headers that buy their output: HLIT 257, HDIST 1,
+// two literal/length codes of one bit ('a' and the end of block), no
+// distance code, the code lengths as runs of zeros (symbol 18) and two
+// single lengths; then `literals` literals of one bit. About 13 header
+// bytes a block: the cost a block pays whatever its size.
+bytes tiny_tree(unsigned literals) {
+  std::vector<unsigned> precode(19, 0);
+  precode[18] = 1;
+  precode[0] = 2;
+  precode[1] = 2;
+  const auto codes = canonical(precode);
+  static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+  bit_writer w;
+  w.put(0, 1);
+  w.put(1, 2);
+  w.code(0x30 + 'a', 8);
+  w.code(0, 7);
+  while (w.size() < stream_target) {
+    w.put(0, 1);
+    w.put(2, 2);
+    w.put(0, 5);      // HLIT 257
+    w.put(0, 5);      // HDIST 1
+    w.put(18 - 4, 4); // HCLEN 18: up to symbol 1
+    for (unsigned i = 0; i < 18; ++i) w.put(precode[order[i]], 3);
+    const auto zeros = [&](unsigned count) {
+      w.code(codes[18], precode[18]);
+      w.put(count - 11, 7);
+    };
+    zeros('a');
+    w.code(codes[1], precode[1]);
+    zeros(138);
+    zeros(256 - 'a' - 1 - 138);
+    w.code(codes[1], precode[1]); // the end of block
+    w.code(codes[0], precode[0]); // no distance code
+    for (unsigned i = 0; i < literals; ++i) w.code(0, 1);
+    w.code(1, 1);
+  }
+  w.put(1, 1);
+  w.put(1, 2);
+  w.code(0, 7);
+  return w.take();
+}
+
 // bench/npz_crafted.py's one_symbol: fixed blocks of one literal each.
 bytes one_literal_blocks() {
   std::mt19937 rng(4);
@@ -378,6 +449,10 @@ const bytes& stream_named(const std::string& name) {
     stream = dense_tree(2);
   } else if (name == "dense_tree_5") {
     stream = dense_tree(5);
+  } else if (name == "dense_short") {
+    stream = dense_short();
+  } else if (name == "tiny_tree") {
+    stream = tiny_tree(16);
   } else if (name == "short_lengths_2") {
     stream = short_lengths(2);
   } else if (name == "short_lengths_5") {
@@ -495,11 +570,11 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",      "float64_l6",        "float64_l9",   "small_ints_l1", "small_ints_l6", "small_ints_l9",
-        "runs20_l6",       "runs35_l6",         "bools_l1",     "bools_l6",      "bools_l9",      "text_l1",
-        "text_l6",         "text_l9",           "max_tree",     "dense_tree_2",  "dense_tree_5",  "short_lengths_2",
-        "short_lengths_5", "short_distance_5",  "mixed_tree_5", "flip_tree_5",   "exit_tree_5",   "flip_short_5",
-        "flush_64",        "one_literal_fixed", "stored_empty", "stored_16"}) {
+       {"float64_l1",  "float64_l6",      "float64_l9",      "small_ints_l1",     "small_ints_l6", "small_ints_l9",
+        "runs20_l6",   "runs35_l6",       "bools_l1",        "bools_l6",          "bools_l9",      "text_l1",
+        "text_l6",     "text_l9",         "max_tree",        "dense_tree_2",      "dense_tree_5",  "dense_short",
+        "tiny_tree",   "short_lengths_2", "short_lengths_5", "short_distance_5",  "mixed_tree_5",  "flip_tree_5",
+        "exit_tree_5", "flip_short_5",    "flush_64",        "one_literal_fixed", "stored_empty",  "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

@@ -46,6 +46,16 @@ The families (hostile / benign):
                   27 header bytes a block) and five matches a block (a block's
                   first four units are decoded without tables): the most
                   table work per compressed byte found so far / as max_tree
+  dense_short     dense_tree's blocks with one match of 45 bytes each: no
+                  table is built, and the output is about 1.2 bytes a
+                  compressed byte, as low as the allowance lets a header
+                  family go (every benign archive of that size and output is
+                  ordinary data) / as max_tree
+  tiny_tree       one member whose data are the smallest dynamic blocks that
+                  buy their output (two literal/length codes of one bit, no
+                  distance code, about 13 header bytes; 16 literals a block,
+                  about 1.1 output bytes a compressed byte): what a block
+                  costs whatever its size / as max_tree
   short_lengths   as dense_tree, every code length written on its own with
                   1-4 bit codes (about 56 header bytes a block) / as max_tree
   short_distance  as short_lengths with one distance code of one bit (HDIST 1;
@@ -362,10 +372,24 @@ def canonical_codes(lengths):
 TREE_LENGTHS = [8] * 226 + [9] * 60 + [4] * 2 + [5] * 28  # literal/length, then distance: both complete
 
 
-def tree_block(code_length_lengths, write_lengths, matches, tree=TREE_LENGTHS, precode_count=19):
+def length_code(length):
+    """The literal/length symbol of a match of `length` (3-258), its extra bits and their value (RFC 1951
+    3.2.5)."""
+    if length == 258:
+        return 285, 0, 0
+    base, symbol = 3, 257
+    for extra in (0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5):
+        if length < base + (1 << extra):
+            return symbol, extra, length - base
+        base += 1 << extra
+        symbol += 1
+    raise ValueError(length)
+
+
+def tree_block(code_length_lengths, write_lengths, matches, tree=TREE_LENGTHS, precode_count=19, match_length=258):
     """A non-final dynamic block (HLIT 286, HDIST len(tree) - 286, HCLEN precode_count) of `tree`'s code
     lengths (TREE_LENGTHS by default), written by write_lengths(bits, codes of the code length code), then
-    `matches` copies of 258 bytes at distance 1."""
+    `matches` copies of `match_length` bytes at distance 1."""
     b = Bits()
     b.put(0, 1)
     b.put(2, 2)
@@ -377,8 +401,10 @@ def tree_block(code_length_lengths, write_lengths, matches, tree=TREE_LENGTHS, p
     write_lengths(b, canonical_codes(code_length_lengths))
     literal = canonical_codes(tree[:286])
     distance = canonical_codes(tree[286:])
+    symbol, extra, value = length_code(match_length)
     for _ in range(matches):
-        b.huff(literal[285], tree[285])
+        b.huff(literal[symbol], tree[symbol])
+        b.put(value, extra)
         b.huff(distance[0], tree[286])
     b.huff(literal[256], tree[256])
     return b.text()
@@ -399,7 +425,7 @@ def family_max_tree(size):
     return tree_blocks(size, max_tree_block(2), 2)
 
 
-def chosen_tree_block(code_length_lengths, matches, take):
+def chosen_tree_block(code_length_lengths, matches, take, match_length=258):
     """max_tree_block's code trees with the code length code `code_length_lengths`, each run of equal
     code lengths written as the length, then single lengths and repeats of the previous length (code
     length symbol 16) as take(left) chooses: the next unit's count (1 for a single length, 3-6 for a
@@ -424,10 +450,10 @@ def chosen_tree_block(code_length_lengths, matches, take):
                     b.put(count - 3, 2)
                 left -= count
 
-    return tree_block(code_length_lengths, write, matches)
+    return tree_block(code_length_lengths, write, matches, match_length=match_length)
 
 
-def dense_tree_block(matches):
+def dense_tree_block(matches, match_length=258):
     """max_tree_block's code trees written as densely as RFC 1951 allows: each run of equal code
     lengths as the length, then repeats of 3-6 (code length symbol 16, a 1-bit code): about 27
     header bytes a block instead of 175."""
@@ -437,7 +463,7 @@ def dense_tree_block(matches):
         code_length_lengths[symbol] = 3
     # 6 at a time, but 7 and 8 as 4 + 3 and 5 + 3: no tail of 1 or 2
     return chosen_tree_block(code_length_lengths, matches,
-                             lambda left: min(6, left) if left <= 6 or left >= 9 else left - 3)
+                             lambda left: min(6, left) if left <= 6 or left >= 9 else left - 3, match_length)
 
 
 def short_lengths_block(matches):
@@ -482,12 +508,12 @@ def mixed_tree_block(matches, rng):
                              lambda left: 1 if rng.random() < 0.5 else rng.randint(3, min(left, 6)))
 
 
-def tree_blocks(size, block, matches):
-    """One member of `block` (a block's bits, or a list of blocks taken in turn) repeated to about
-    `size` bytes after a stored .npy header."""
+def tree_blocks(size, block, matches, match_length=258):
+    """One member of `block` (a block's bits, or a list of blocks taken in turn, with `matches` matches
+    of `match_length` bytes in all) repeated to about `size` bytes after a stored .npy header."""
     block = "".join(block) if isinstance(block, list) else block
     blocks = (size - 300) * 8 // len(block)
-    count = blocks * matches * 258
+    count = blocks * matches * match_length
     text = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % (count + 1)
     text += " " * ((64 - (10 + len(text) + 1) % 64) % 64) + "\n"
     first = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode() + b"\x00"
@@ -505,6 +531,59 @@ def family_dense_tree(size):
     return tree_blocks(size, dense_tree_block(5), 5)
 
 
+def family_dense_short(size):
+    return tree_blocks(size, dense_tree_block(1, 45), 1, 45)
+
+
+def tiny_tree_block(literals):
+    """The smallest dynamic headers that buy their output: HLIT 257, HDIST 1, HCLEN 18, two literal/length
+    codes of one bit ('a' and the end of block), no distance code, the code lengths as runs of zeros
+    (code length symbol 18) and two single lengths, about 13 header bytes; then `literals` literals of
+    one bit."""
+    code_length_lengths = [0] * 19
+    for symbol, length in ((18, 1), (0, 2), (1, 2)):
+        code_length_lengths[symbol] = length
+    codes = canonical_codes(code_length_lengths)
+    b = Bits()
+    b.put(0, 1)
+    b.put(2, 2)
+    b.put(0, 5)
+    b.put(0, 5)
+    b.put(18 - 4, 4)
+    for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15][:18]:
+        b.put(code_length_lengths[symbol], 3)
+    for zeros in (ord("a"), None, 138, 256 - ord("a") - 1 - 138, None, 0):
+        if zeros is None:  # 'a', then the end of block: one bit each
+            b.huff(codes[1], code_length_lengths[1])
+        elif zeros == 0:  # the distance code's one length, 0
+            b.huff(codes[0], code_length_lengths[0])
+        else:
+            b.huff(codes[18], code_length_lengths[18])
+            b.put(zeros - 11, 7)
+    for _ in range(literals):
+        b.huff(0, 1)
+    b.huff(1, 1)
+    return b.text()
+
+
+def family_tiny_tree(size):
+    """Blocks of tiny_tree_block(16), the member's data all 'a': about 1.1 output bytes a compressed byte."""
+    block = tiny_tree_block(16)
+    blocks = (size - 300) * 8 // len(block)
+    count = blocks * 16
+    text = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % count
+    text += " " * ((64 - (10 + len(text) + 1) % 64) % 64) + "\n"
+    first = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode()
+    head = Bits()
+    head.put(0, 1)
+    head.put(0, 2)  # a stored block: the .npy header
+    prefix = bits_to_bytes(head.text()) + struct.pack("<HH", len(first), 0xFFFF ^ len(first)) + first
+    stream = prefix + bits_to_bytes(block * blocks + "100") + b"\x00\x00\xff\xff"
+    hostile = zip_archive([("a.npy", first + b"a" * count, 8, stream)])
+    benign_member = one_member(len(hostile))
+    return hostile, zip_archive([("a.npy", benign_member, 8, raw_deflate(benign_member))])
+
+
 def family_short_lengths(size):
     return tree_blocks(size, short_lengths_block(5), 5)
 
@@ -518,8 +597,8 @@ def family_mixed_tree(size):
     return tree_blocks(size, [mixed_tree_block(5, rng) for _ in range(64)], 5 * 64)
 
 
-DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "short_lengths", "short_distance",
-                    "mixed_tree")
+DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "dense_short", "short_lengths",
+                    "short_distance", "mixed_tree", "tiny_tree")
 
 
 def ordinary(size):
