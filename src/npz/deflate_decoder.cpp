@@ -440,6 +440,16 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
   for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
 }
 
+// The first `filled` entries of a code length code's table copied after
+// them (a shorter code's entries for the longer index).
+inline void double_precode_table(std::uint32_t* table, std::size_t filled) noexcept {
+  if (filled >= 4) {
+    for (std::size_t at = 0; at < filled; at += 4) std::memcpy(table + filled + at, table + at, 16);
+  } else {
+    for (std::size_t at = 0; at < filled; ++at) table[filled + at] = table[at];
+  }
+}
+
 // The code length code's table (1 << precode_index_bits entries) from its 19
 // lengths (0-7), or false for lengths zlib rejects: over-subscribed or
 // incomplete, except no code at all. The symbols are put in canonical order
@@ -499,11 +509,7 @@ bool build_precode_table(const std::uint8_t* lengths, std::uint32_t* table, std:
       table[index] = all_results.precode[*symbol++] + length_bits;
     }
     if (length == precode_index_bits) return true;
-    if (filled >= 4) {
-      for (std::size_t at = 0; at < filled; at += 4) std::memcpy(table + filled + at, table + at, 16);
-    } else {
-      for (std::size_t at = 0; at < filled; ++at) table[filled + at] = table[at];
-    }
+    double_precode_table(table, filled);
     filled *= 2;
     codeword <<= 1;
     ++length;
@@ -697,6 +703,50 @@ constexpr std::size_t pair_room = 16;
 #if NPYGUARD_DEFLATE_VBMI
 
 #define NPYGUARD_VBMI [[gnu::target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")]]
+
+// build_precode_table with the symbols of each length found at once, a mask
+// of them by VPCMPEQB (in place of its counts, ranks and canonical order,
+// three loops over the symbols), then taken in order from the masks: the
+// same table, indices and count.
+NPYGUARD_VBMI bool build_precode_table_vbmi(const std::uint8_t* lengths, std::uint32_t* table, std::uint8_t* indices,
+                                            unsigned& coded) noexcept {
+  constexpr unsigned size = 1U << precode_index_bits;
+  const __m512i all = _mm512_maskz_loadu_epi8(low_bits(precode_symbols), lengths);
+  std::array<std::uint32_t, precode_index_bits + 1> of_length{};
+  unsigned used = 0; // the entries the codes take: `size` for a complete code
+  coded = 0;
+  for (unsigned length = 1; length <= precode_index_bits; ++length) {
+    of_length[length] =
+        static_cast<std::uint32_t>(_mm512_cmpeq_epi8_mask(all, _mm512_set1_epi8(static_cast<char>(length))));
+    const auto n = static_cast<unsigned>(_mm_popcnt_u32(of_length[length]));
+    used += n << (precode_index_bits - length);
+    coded += n;
+  }
+  if (used == 0) {
+    coded = 0;
+    // zlib's table for no codes: one bit, then a length of 0 when decoded.
+    std::fill_n(table, size, all_results.precode[0] + precode_length_unit);
+    return true;
+  }
+  if (used != size) return false; // over-subscribed or incomplete
+  unsigned length = 1;
+  while (of_length[length] == 0) ++length;
+  std::size_t filled = std::size_t{1} << length;
+  unsigned codeword = 0; // the next codeword, most significant bit first
+  for (;;) {
+    const std::uint32_t length_bits = length * precode_length_unit;
+    for (std::uint32_t symbols = of_length[length]; symbols != 0; symbols &= symbols - 1, ++codeword) {
+      const unsigned index = reversed_bits[codeword << (max_root_bits - length)];
+      *indices++ = static_cast<std::uint8_t>(index);
+      table[index] = all_results.precode[static_cast<unsigned>(__builtin_ctz(symbols))] + length_bits;
+    }
+    if (length == precode_index_bits) return true;
+    double_precode_table(table, filled);
+    filled *= 2;
+    codeword <<= 1;
+    ++length;
+  }
+}
 
 // deflate_decoder::vector_precode_ from the code length code's table: bytes
 // 0-127 the bits a single length's unit takes (its code's length, 1-7), or
@@ -1129,6 +1179,10 @@ struct walk_result {
   std::size_t symbol;
   walk_stop stop;
 };
+bool build_precode_table_vbmi(const std::uint8_t* /*lengths*/, std::uint32_t* /*table*/, std::uint8_t* /*indices*/,
+                              unsigned& /*coded*/) noexcept {
+  return false;
+}
 void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
 struct walk_state {};
 walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint32_t* /*precode*/, std::uint8_t* /*table*/,
@@ -1537,7 +1591,9 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
     read += n;
   }
   for (unsigned i = precode_count_; i < precode_symbols; ++i) precode_lengths_[precode_order[i]] = 0;
-  if (!build_precode_table(precode_lengths_.data(), precode_.data(), precode_at_.data(), precode_coded_)) {
+  if (!(vector_lengths_
+            ? build_precode_table_vbmi(precode_lengths_.data(), precode_.data(), precode_at_.data(), precode_coded_)
+            : build_precode_table(precode_lengths_.data(), precode_.data(), precode_at_.data(), precode_coded_))) {
     return step::corrupt;
   }
   pair_countdown_ = precode_coded_ == 0 ? pairs_off : pair_trial_lengths;
