@@ -708,10 +708,10 @@ constexpr std::size_t pair_room = 16;
 // of them by VPCMPEQB (in place of its counts, ranks and canonical order,
 // three loops over the symbols), then taken in order from the masks: the
 // same table, indices and count.
-NPYGUARD_VBMI bool build_precode_table_vbmi(const std::uint8_t* lengths, std::uint32_t* table, std::uint8_t* indices,
+// `all`: the 19 lengths in bytes 0-18, in symbol order, zeros above.
+NPYGUARD_VBMI bool build_precode_table_vbmi(__m512i all, std::uint32_t* table, std::uint8_t* indices,
                                             unsigned& coded) noexcept {
   constexpr unsigned size = 1U << precode_index_bits;
-  const __m512i all = _mm512_maskz_loadu_epi8(low_bits(precode_symbols), lengths);
   std::array<std::uint32_t, precode_index_bits + 1> of_length{};
   unsigned used = 0; // the entries the codes take: `size` for a complete code
   coded = 0;
@@ -746,6 +746,35 @@ NPYGUARD_VBMI bool build_precode_table_vbmi(const std::uint8_t* lengths, std::ui
     codeword <<= 1;
     ++length;
   }
+}
+
+// The same from the lengths as read (`count` of 3 bits each, the first at
+// bit 0 of `bits`), taken apart by VPMULTISHIFTQB and put in symbol order
+// by VPERMB: no store of them, whose load would wait for the stores to be
+// written.
+NPYGUARD_VBMI bool build_precode_table_vbmi(std::uint64_t bits, unsigned count, std::uint32_t* table,
+                                            std::uint8_t* indices, unsigned& coded) noexcept {
+  alignas(64) static constexpr std::array<std::uint8_t, 64> field_at = [] {
+    std::array<std::uint8_t, 64> at{};
+    for (std::size_t i = 0; i < precode_symbols; ++i) at[i] = static_cast<std::uint8_t>(3 * i);
+    return at;
+  }();
+  alignas(64) static constexpr std::array<std::uint8_t, 64> read_at = [] {
+    std::array<std::uint8_t, 64> at{};
+    for (std::size_t i = 0; i < precode_symbols; ++i) at[precode_order[i]] = static_cast<std::uint8_t>(i);
+    return at;
+  }();
+  const __m512i fields = _mm512_and_si512(
+      _mm512_multishift_epi64_epi8(_mm512_load_si512(field_at.data()), _mm512_set1_epi64(static_cast<long long>(bits))),
+      _mm512_set1_epi8(7));
+  const __m512i read = _mm512_maskz_mov_epi8(_bzhi_u64(~std::uint64_t{0}, count), fields);
+  const __m512i all = _mm512_maskz_permutexvar_epi8(low_bits(precode_symbols), _mm512_load_si512(read_at.data()), read);
+  return build_precode_table_vbmi(all, table, indices, coded);
+}
+
+NPYGUARD_VBMI bool build_precode_table_vbmi(const std::uint8_t* lengths, std::uint32_t* table, std::uint8_t* indices,
+                                            unsigned& coded) noexcept {
+  return build_precode_table_vbmi(_mm512_maskz_loadu_epi8(low_bits(precode_symbols), lengths), table, indices, coded);
 }
 
 // deflate_decoder::vector_precode_ from the code length code's table: bytes
@@ -1183,6 +1212,10 @@ bool build_precode_table_vbmi(const std::uint8_t* /*lengths*/, std::uint32_t* /*
                               unsigned& /*coded*/) noexcept {
   return false;
 }
+bool build_precode_table_vbmi(std::uint64_t /*bits*/, unsigned /*count*/, std::uint32_t* /*table*/,
+                              std::uint8_t* /*indices*/, unsigned& /*coded*/) noexcept {
+  return false;
+}
 void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
 struct walk_state {};
 walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint32_t* /*precode*/, std::uint8_t* /*table*/,
@@ -1573,6 +1606,16 @@ deflate_decoder::step deflate_decoder::copy_stored(cursor& c) noexcept {
 deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept {
   unsigned read = lengths_read_;
   const unsigned total = precode_count_;
+  if (vector_lengths_ && read == 0) { // all of them at once where the bit buffer holds them
+    if (c.count < 3 * total) c.refill();
+    if (c.count >= 3 * total) {
+      if (!build_precode_table_vbmi(c.bits, total, precode_.data(), precode_at_.data(), precode_coded_)) {
+        return step::corrupt;
+      }
+      c.drop(3 * total);
+      return precode_built();
+    }
+  }
   while (read < total) {
     if (c.count < 3) {
       c.refill();
@@ -1596,6 +1639,11 @@ deflate_decoder::step deflate_decoder::read_precode_lengths(cursor& c) noexcept 
             : build_precode_table(precode_lengths_.data(), precode_.data(), precode_at_.data(), precode_coded_))) {
     return step::corrupt;
   }
+  return precode_built();
+}
+
+// The header's code lengths next, the code length code's table built.
+deflate_decoder::step deflate_decoder::precode_built() noexcept {
   pair_countdown_ = precode_coded_ == 0 ? pairs_off : pair_trial_lengths;
   pair_trial_bits_ = 0;
   lengths_read_ = 0;

@@ -101,6 +101,7 @@ private:
   step read_stored_header(cursor& c) noexcept;
   step copy_stored(cursor& c) noexcept;
   step read_precode_lengths(cursor& c) noexcept;
+  step precode_built() noexcept;
   step read_code_lengths(cursor& c) noexcept;
   step build_dynamic_tables() noexcept;
   step build_pending_tables() noexcept;
