@@ -1022,7 +1022,7 @@ def inflate_streams():
     (and at other levels), the crafted block structures, and zlib's errors."""
     import zlib
     sys.path.insert(0, str(HERE.parent / "bench"))
-    import npz_crafted  # Bits, max_tree_block and one_symbol_blocks
+    import npz_crafted  # Bits, max_tree_block, tiny_tree_block, dense_tree_block and one_symbol_blocks
     rng = np.random.default_rng(11)
     arrays = [rng.random(300), rng.integers(0, 100, size=500, dtype=np.int64),
               np.array(["header %d" % i for i in range(60)]), np.arange(1000, dtype=np.int32),
@@ -1050,6 +1050,10 @@ def inflate_streams():
     bits.huff(0x30 + ord("z"), 8)
     bits.huff(0, 7)
     streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.max_tree_block(2) * 3 + "110" + "0" * 7))
+    # the headers that cost what a block costs whatever its size: the
+    # smallest that buy their output, and dense ones with one short match
+    streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.tiny_tree_block(16) * 3 + "110" + "0" * 7))
+    streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.dense_tree_block(1, 45) * 2 + "110" + "0" * 7))
     streams.append(npz_crafted.one_symbol_blocks(bytes(range(40))))
     def built(*fields):  # ("put", value, width) fields and ("huff", code, width) codes
         b = npz_crafted.Bits()
