@@ -777,21 +777,47 @@ NPYGUARD_VBMI bool build_precode_table_vbmi(const std::uint8_t* lengths, std::ui
   return build_precode_table_vbmi(_mm512_maskz_loadu_epi8(low_bits(precode_symbols), lengths), table, indices, coded);
 }
 
+// Bytes 0 to `bytes` - 1 of 64 code length code entries from `entries` on,
+// byte k in byte[k]: 0 the bits the unit takes (bits 0-5), 1 the length a
+// single length sets or a repeat's flags (16; 32 more for a repeat of the
+// previous length), 2 the code's length and above it a repeat's least
+// count, 3 the mask of its extra bits. VPERMI2B takes byte k of 32 entries from each pair of vectors
+// of 16; the second 32 are blended in. In place of a conversion of each
+// vector of 16 entries to 16 bytes for each table made from them.
+template <unsigned bytes>
+NPYGUARD_VBMI inline void entry_bytes(const std::uint32_t* entries, __m512i* byte) noexcept {
+  static_assert(precode_symbol_at == 8 && precode_length_at == 16, "an entry's fields in bytes 1 and 2");
+  alignas(64) static constexpr std::array<std::array<std::uint8_t, 64>, 4> byte_at = [] {
+    std::array<std::array<std::uint8_t, 64>, 4> at{};
+    for (std::size_t k = 0; k < 4; ++k) {
+      for (std::size_t j = 0; j < 64; ++j) at[k][j] = static_cast<std::uint8_t>(4 * (j % 32) + k);
+    }
+    return at;
+  }();
+  constexpr __mmask64 second = 0xFFFFFFFF00000000U;
+  const __m512i e0 = _mm512_loadu_si512(entries);
+  const __m512i e1 = _mm512_loadu_si512(entries + 16);
+  const __m512i e2 = _mm512_loadu_si512(entries + 32);
+  const __m512i e3 = _mm512_loadu_si512(entries + 48);
+  for (unsigned k = 0; k < bytes; ++k) {
+    const __m512i index = _mm512_load_si512(byte_at[k].data());
+    byte[k] = _mm512_mask_blend_epi8(second, _mm512_permutex2var_epi8(e0, index, e1),
+                                     _mm512_permutex2var_epi8(e2, index, e3));
+  }
+}
+
 // deflate_decoder::vector_precode_ from the code length code's table: bytes
 // 0-127 the bits a single length's unit takes (its code's length, 1-7), or
 // 64 and more for a repeat; bytes 128-255 the length it sets.
 NPYGUARD_VBMI void build_vector_precode(const std::uint32_t* precode, std::uint8_t* out) noexcept {
-  static_assert(repeat_flag == 1U << 12, "a repeat's flag moves to bit 6");
-  const __m512i used_mask = _mm512_set1_epi32(63);
-  const __m512i stop = _mm512_set1_epi32(64);
-  const __m512i value_mask = _mm512_set1_epi32(15);
-  for (unsigned i = 0; i < 128; i += 16) {
-    const __m512i entry = _mm512_loadu_si512(precode + i);
-    const __m512i used =
-        _mm512_or_si512(_mm512_and_si512(entry, used_mask), _mm512_and_si512(_mm512_srli_epi32(entry, 12 - 6), stop));
-    const __m512i value = _mm512_and_si512(_mm512_srli_epi32(entry, precode_symbol_at), value_mask);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(used));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 128 + i), _mm512_cvtepi32_epi8(value));
+  static_assert(repeat_flag == 1U << 12, "a repeat's flag, bit 4 of byte 1, moves to bit 6");
+  for (std::size_t half = 0; half < 2; ++half) {
+    __m512i byte[2]; // NOLINT(modernize-avoid-c-arrays): std::array drops the vector's alignment attribute
+    entry_bytes<2>(precode + 64 * half, byte);
+    const __m512i repeat = _mm512_slli_epi16(_mm512_and_si512(byte[1], _mm512_set1_epi8(16)), 2); // no carry
+    const __m512i used = _mm512_or_si512(_mm512_and_si512(byte[0], _mm512_set1_epi8(63)), repeat);
+    _mm512_storeu_si512(out + 64 * half, used);
+    _mm512_storeu_si512(out + 128 + 64 * half, _mm512_and_si512(byte[1], _mm512_set1_epi8(15)));
   }
 }
 
@@ -923,22 +949,22 @@ alignas(64) constexpr std::array<std::uint64_t, 16> length_runs = [] {
   return runs;
 }();
 NPYGUARD_VBMI void build_walk_precode(const std::uint32_t* precode, std::uint8_t* out) noexcept {
-  const __m512i low4 = _mm512_set1_epi32(15);
-  for (unsigned i = 0; i < 128; i += 16) {
-    const __m512i entry = _mm512_loadu_si512(precode + i);
-    const __m512i used = _mm512_and_si512(entry, _mm512_set1_epi32(63));
-    const __m512i code_length = _mm512_and_si512(_mm512_srli_epi32(entry, precode_length_at), low4);
-    const __m512i symbol = _mm512_srli_epi32(entry, precode_symbol_at);
-    const __m512i single = _mm512_and_si512(symbol, low4);
-    const __mmask16 previous = _mm512_test_epi32_mask(entry, _mm512_set1_epi32(static_cast<int>(previous_flag)));
-    const __m512i value = _mm512_mask_blend_epi32(previous, single, _mm512_set1_epi32(static_cast<int>(walk_previous)));
-    const __m512i least = _mm512_and_si512(_mm512_srli_epi32(entry, 20), low4);
-    const __m512i mask = _mm512_srli_epi32(entry, 24);
-    const __m512i bits = _mm512_or_si512(used, _mm512_slli_epi32(code_length, 4));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(bits));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 128 + i), _mm512_cvtepi32_epi8(value));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 256 + i), _mm512_cvtepi32_epi8(least));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 384 + i), _mm512_cvtepi32_epi8(mask));
+  static_assert(precode_length_at == 16 && previous_flag == 1U << 13 && walk_previous == 32,
+                "a repeat of the previous length's flag is walk_previous in byte 1");
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  for (std::size_t half = 0; half < 2; ++half) {
+    __m512i byte[4]; // NOLINT(modernize-avoid-c-arrays): std::array drops the vector's alignment attribute
+    entry_bytes<4>(precode + 64 * half, byte);
+    const __m512i used = _mm512_and_si512(byte[0], _mm512_set1_epi8(63));
+    const __m512i code_length = _mm512_and_si512(byte[2], low4);
+    const __m512i bits = _mm512_or_si512(used, _mm512_slli_epi16(code_length, 4)); // no carry: below 16
+    const __m512i value = _mm512_and_si512(byte[1], _mm512_set1_epi8(0x2F));
+    const __m512i least = _mm512_and_si512(_mm512_srli_epi16(byte[2], 4), low4);
+    std::uint8_t* const to = out + 64 * half;
+    _mm512_storeu_si512(to, bits);
+    _mm512_storeu_si512(to + 128, value);
+    _mm512_storeu_si512(to + 256, least);
+    _mm512_storeu_si512(to + 384, byte[3]);
   }
 }
 
@@ -1327,9 +1353,22 @@ template <bool buckets>
     // in bucket 0 too, which no table reads: its entries are at most the
     // code's zero lengths.
     //
-    // The last length, kept in a register from one unit to the next (a
-    // repeat before the header's first length is left to the careful way).
-    if (code.first + symbol == 0) break;
+    // The last length, kept in a register from one unit to the next. At the
+    // header's first length there is none: a repeat of zeros is decoded
+    // here (headers often start with one: zlib writes unused literals so),
+    // a repeat of the previous length is left to the careful way (an error).
+    if (code.first + symbol == 0) {
+      const std::uint32_t entry = precode[bits & index_mask];
+      const unsigned repeat = precode_count(entry, bits);
+      if ((entry & previous_flag) != 0) break;
+      // At most 138 zeros, within the literal/length code's 257 lengths or
+      // more; unit == 0, so the refill's bits are all there.
+      std::memset(lengths, 0, repeat);
+      symbol = repeat;
+      bits >>= precode_used(entry);
+      count -= precode_used(entry);
+      continue;
+    }
     if constexpr (!buckets) {
       const walk_result walked = walk_units_vbmi(*code.walk, code.precode, code.walk_precode, lengths, symbol, end,
                                                  code.in_begin, in, in_end, bits, count);
