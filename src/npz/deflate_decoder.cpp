@@ -781,9 +781,10 @@ NPYGUARD_VBMI bool build_precode_table_vbmi(const std::uint8_t* lengths, std::ui
 // byte k in byte[k]: 0 the bits the unit takes (bits 0-5), 1 the length a
 // single length sets or a repeat's flags (16; 32 more for a repeat of the
 // previous length), 2 the code's length and above it a repeat's least
-// count, 3 the mask of its extra bits. VPERMI2B takes byte k of 32 entries from each pair of vectors
-// of 16; the second 32 are blended in. In place of a conversion of each
-// vector of 16 entries to 16 bytes for each table made from them.
+// count, 3 the mask of its extra bits. VPERMI2B takes byte k of 32 entries
+// from each pair of vectors of 16; the second 32 are blended in. In place
+// of a conversion of each vector of 16 entries to 16 bytes for each table
+// made from them.
 template <unsigned bytes>
 NPYGUARD_VBMI inline void entry_bytes(const std::uint32_t* entries, __m512i* byte) noexcept {
   static_assert(precode_symbol_at == 8 && precode_length_at == 16, "an entry's fields in bytes 1 and 2");
@@ -1355,8 +1356,8 @@ template <bool buckets>
     //
     // The last length, kept in a register from one unit to the next. At the
     // header's first length there is none: a repeat of zeros is decoded
-    // here (headers often start with one: zlib writes unused literals so),
-    // a repeat of the previous length is left to the careful way (an error).
+    // here (a header whose lowest literals do not occur starts with one), a
+    // repeat of the previous length is left to the careful way (an error).
     if (code.first + symbol == 0) {
       const std::uint32_t entry = precode[bits & index_mask];
       const unsigned repeat = precode_count(entry, bits);
