@@ -149,6 +149,28 @@ length_code length_code_of(unsigned length) {
   return {285, 0, 0}; // not reached for 3-258
 }
 
+// A non-final dynamic block's header up to its code lengths: HLIT
+// litlen_count - 257, HDIST distance_count - 1, HCLEN precode_count - 4 and
+// the code length code's lengths `precode` in RFC 1951's order.
+void dynamic_header(bit_writer& w, unsigned litlen_count, unsigned distance_count, const std::vector<unsigned>& precode,
+                    unsigned precode_count) {
+  static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+  w.put(0, 1);
+  w.put(2, 2);
+  w.put(litlen_count - 257, 5);
+  w.put(distance_count - 1, 5);
+  w.put(precode_count - 4, 4);
+  for (unsigned i = 0; i < precode_count; ++i) w.put(precode[order[i]], 3);
+}
+
+// A fixed block of one literal below 144 (an 8-bit code), not final.
+void fixed_literal(bit_writer& w, unsigned char literal) {
+  w.put(0, 1);
+  w.put(1, 2);
+  w.code(0x30 + literal, 8);
+  w.code(0, 7);
+}
+
 // Dynamic blocks with HLIT 286, HDIST lengths.size() - 286 and HCLEN
 // precode_count, all with the same code trees (`lengths`, tree_lengths()
 // by default), the code lengths written by `write_lengths` with the code
@@ -163,19 +185,10 @@ bytes tree_blocks(const std::vector<unsigned>& precode,
   const std::vector<unsigned> distance(lengths.begin() + 286, lengths.end());
   const auto litlen_codes = canonical(litlen);
   const auto distance_codes = canonical(distance);
-  static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
   bit_writer w;
-  w.put(0, 1);
-  w.put(1, 2);
-  w.code(0x30 + 'z', 8);
-  w.code(0, 7);
+  fixed_literal(w, 'z');
   while (w.size() < stream_target) {
-    w.put(0, 1);
-    w.put(2, 2);
-    w.put(286 - 257, 5);
-    w.put(static_cast<unsigned>(distance.size()) - 1, 5);
-    w.put(precode_count - 4, 4);
-    for (unsigned i = 0; i < precode_count; ++i) w.put(precode[order[i]], 3);
+    dynamic_header(w, 286, static_cast<unsigned>(distance.size()), precode, precode_count);
     write_lengths(w, lengths);
     const length_code code = length_code_of(match);
     for (unsigned i = 0; i < units; ++i) {
@@ -358,19 +371,10 @@ bytes tiny_tree(unsigned literals) {
   precode[0] = 2;
   precode[1] = 2;
   const auto codes = canonical(precode);
-  static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
   bit_writer w;
-  w.put(0, 1);
-  w.put(1, 2);
-  w.code(0x30 + 'a', 8);
-  w.code(0, 7);
+  fixed_literal(w, 'a');
   while (w.size() < stream_target) {
-    w.put(0, 1);
-    w.put(2, 2);
-    w.put(0, 5);      // HLIT 257
-    w.put(0, 5);      // HDIST 1
-    w.put(18 - 4, 4); // HCLEN 18: up to symbol 1
-    for (unsigned i = 0; i < 18; ++i) w.put(precode[order[i]], 3);
+    dynamic_header(w, 257, 1, precode, 18); // HCLEN 18: up to symbol 1
     const auto zeros = [&](unsigned count) {
       w.code(codes[18], precode[18]);
       w.put(count - 11, 7);
