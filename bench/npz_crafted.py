@@ -508,23 +508,29 @@ def mixed_tree_block(matches, rng):
                              lambda left: 1 if rng.random() < 0.5 else rng.randint(3, min(left, 6)))
 
 
-def tree_blocks(size, block, matches, match_length=258):
-    """One member of `block` (a block's bits, or a list of blocks taken in turn, with `matches` matches
-    of `match_length` bytes in all) repeated to about `size` bytes after a stored .npy header."""
+def block_member(size, block, per_block, fill=b"\x00", lead=b"\x00"):
+    """One member of `block` (a block's bits, or a list of blocks taken in turn, making `per_block` bytes
+    of `fill` in all) repeated to about `size` bytes after a stored block of the .npy header and `lead`
+    (a byte for matches to copy)."""
     block = "".join(block) if isinstance(block, list) else block
     blocks = (size - 300) * 8 // len(block)
-    count = blocks * matches * match_length
-    text = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % (count + 1)
+    count = blocks * per_block
+    text = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % (count + len(lead))
     text += " " * ((64 - (10 + len(text) + 1) % 64) % 64) + "\n"
-    first = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode() + b"\x00"
+    first = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode() + lead
     head = Bits()
     head.put(0, 1)
-    head.put(0, 2)  # a stored block: the header and the first data byte
+    head.put(0, 2)  # a stored block: the header and the lead
     prefix = bits_to_bytes(head.text()) + struct.pack("<HH", len(first), 0xFFFF ^ len(first)) + first
     stream = prefix + bits_to_bytes(block * blocks + "100") + b"\x00\x00\xff\xff"
-    hostile = zip_archive([("a.npy", first + b"\x00" * count, 8, stream)])
+    hostile = zip_archive([("a.npy", first + fill * count, 8, stream)])
     benign_member = one_member(len(hostile))
     return hostile, zip_archive([("a.npy", benign_member, 8, raw_deflate(benign_member))])
+
+
+def tree_blocks(size, block, matches, match_length=258):
+    """block_member of zeros: `block` makes `matches` matches of `match_length` bytes in all."""
+    return block_member(size, block, matches * match_length)
 
 
 def family_dense_tree(size):
@@ -568,20 +574,7 @@ def tiny_tree_block(literals):
 
 def family_tiny_tree(size):
     """Blocks of tiny_tree_block(16), the member's data all 'a': about 1.1 output bytes a compressed byte."""
-    block = tiny_tree_block(16)
-    blocks = (size - 300) * 8 // len(block)
-    count = blocks * 16
-    text = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % count
-    text += " " * ((64 - (10 + len(text) + 1) % 64) % 64) + "\n"
-    first = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode()
-    head = Bits()
-    head.put(0, 1)
-    head.put(0, 2)  # a stored block: the .npy header
-    prefix = bits_to_bytes(head.text()) + struct.pack("<HH", len(first), 0xFFFF ^ len(first)) + first
-    stream = prefix + bits_to_bytes(block * blocks + "100") + b"\x00\x00\xff\xff"
-    hostile = zip_archive([("a.npy", first + b"a" * count, 8, stream)])
-    benign_member = one_member(len(hostile))
-    return hostile, zip_archive([("a.npy", benign_member, 8, raw_deflate(benign_member))])
+    return block_member(size, tiny_tree_block(16), 16, fill=b"a", lead=b"")
 
 
 def family_short_lengths(size):
