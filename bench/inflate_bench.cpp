@@ -4,9 +4,9 @@
 // float64 upsampled by 20 and 35, whose output per compressed byte matches
 // the header families') and the block structures that cost most per
 // compressed byte (bench/npz_crafted.py's max_tree, dense_tree,
-// dense_short, tiny_tree, short_lengths, short_distance, mixed_tree and
-// flush_64, one literal per fixed block, empty stored blocks, 16-byte
-// stored blocks). Each row reports the time per
+// dense_short, tiny_tree, literal_run, short_lengths, short_distance,
+// mixed_tree and flush_64, one literal per fixed block, empty stored
+// blocks, 16-byte stored blocks). Each row reports the time per
 // compressed byte (per_in_byte) and per output byte (per_out_byte); output
 // goes to a 1 MiB buffer, as `npyguard check --verify` inflates. The crc32_*
 // rows time the CRC-32 the verifier takes of that output (ours, folded by
@@ -364,7 +364,9 @@ bytes flush_64() {
 // two literal/length codes of one bit ('a' and the end of block), no
 // distance code, the code lengths as runs of zeros (symbol 18) and two
 // single lengths; then `literals` literals of one bit. About 13 header
-// bytes a block: the cost a block pays whatever its size.
+// bytes a block: the cost a block pays whatever its size. literal_run is
+// one such block of 8 Mi literals: 8 output bytes a compressed byte, all
+// literals, the most a compressed byte can hold.
 bytes tiny_tree(unsigned literals) {
   std::vector<unsigned> precode(19, 0);
   precode[18] = 1;
@@ -457,6 +459,8 @@ const bytes& stream_named(const std::string& name) {
     stream = dense_short();
   } else if (name == "tiny_tree") {
     stream = tiny_tree(16);
+  } else if (name == "literal_run") {
+    stream = tiny_tree(8 * stream_target);
   } else if (name == "short_lengths_2") {
     stream = short_lengths(2);
   } else if (name == "short_lengths_5") {
@@ -574,11 +578,12 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",  "float64_l6",      "float64_l9",      "small_ints_l1",     "small_ints_l6", "small_ints_l9",
-        "runs20_l6",   "runs35_l6",       "bools_l1",        "bools_l6",          "bools_l9",      "text_l1",
-        "text_l6",     "text_l9",         "max_tree",        "dense_tree_2",      "dense_tree_5",  "dense_short",
-        "tiny_tree",   "short_lengths_2", "short_lengths_5", "short_distance_5",  "mixed_tree_5",  "flip_tree_5",
-        "exit_tree_5", "flip_short_5",    "flush_64",        "one_literal_fixed", "stored_empty",  "stored_16"}) {
+       {"float64_l1",  "float64_l6",  "float64_l9",      "small_ints_l1",   "small_ints_l6",     "small_ints_l9",
+        "runs20_l6",   "runs35_l6",   "bools_l1",        "bools_l6",        "bools_l9",          "text_l1",
+        "text_l6",     "text_l9",     "max_tree",        "dense_tree_2",    "dense_tree_5",      "dense_short",
+        "tiny_tree",   "literal_run", "short_lengths_2", "short_lengths_5", "short_distance_5",  "mixed_tree_5",
+        "flip_tree_5", "exit_tree_5", "flip_short_5",    "flush_64",        "one_literal_fixed", "stored_empty",
+        "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

@@ -56,6 +56,10 @@ The families (hostile / benign):
                   distance code, about 13 header bytes; 16 literals a block,
                   about 1.1 output bytes a compressed byte): what a block
                   costs whatever its size / as max_tree
+  literal_run     one member of one block of tiny_tree's codes, all of its
+                  data literals of one bit (8 output bytes a compressed
+                  byte): a lookup a literal would cost 8 a compressed byte /
+                  as max_tree
   short_lengths   as dense_tree, every code length written on its own with
                   1-4 bit codes (about 56 header bytes a block) / as max_tree
   short_distance  as short_lengths with one distance code of one bit (HDIST 1;
@@ -566,8 +570,8 @@ def tiny_tree_block(literals):
         else:
             b.huff(codes[18], code_length_lengths[18])
             b.put(zeros - 11, 7)
-    for _ in range(literals):
-        b.huff(0, 1)
+    if literals:
+        b.huff(0, literals)  # code 0 ("a") as often
     b.huff(1, 1)
     return b.text()
 
@@ -575,6 +579,13 @@ def tiny_tree_block(literals):
 def family_tiny_tree(size):
     """Blocks of tiny_tree_block(16), the member's data all 'a': about 1.1 output bytes a compressed byte."""
     return block_member(size, tiny_tree_block(16), 16, fill=b"a", lead=b"")
+
+
+def family_literal_run(size):
+    """One block of tiny_tree_block's codes, its data all 'a' of one bit each: about 8 output bytes a
+    compressed byte, the most literals a compressed byte can hold."""
+    literals = (size - 300) * 8 - len(tiny_tree_block(0))
+    return block_member(size, tiny_tree_block(literals), literals, fill=b"a", lead=b"")
 
 
 def family_short_lengths(size):
@@ -591,7 +602,7 @@ def family_mixed_tree(size):
 
 
 DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "dense_short", "short_lengths",
-                    "short_distance", "mixed_tree", "tiny_tree")
+                    "short_distance", "mixed_tree", "tiny_tree", "literal_run")
 
 
 def ordinary(size):

@@ -1044,3 +1044,120 @@ TEST_CASE("deflate_decoder: units of either kind walked by position, stopping an
     CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
   }
 }
+
+TEST_CASE("deflate_decoder: literals several a lookup where the literal/length code has short ones", "[deflate]") {
+  // A block whose literal/length code has a literal of at most 3 bits takes
+  // its literals several a lookup (deflate_decoder::packed_: with vectors
+  // the literals whose codes lie whole in the next 6 bits, without them in
+  // the next 4), stopping at a length code, the end of block or a code
+  // that does not fit, and storing 8 bytes whatever the count where 8 bytes
+  // of output room remain. Here codes of one to a few literals (one bit to
+  // a few), with or without length codes and with or without many longer
+  // literal codes beside them (a root table of fewer index bits than the
+  // packed table's, and of more), blocks of a few symbols and of thousands;
+  // verdict_all_ways runs each stream both ways, with output room of 1, 2
+  // and more bytes, against zlib.
+  SECTION("random codes and blocks") {
+    std::mt19937 rng(57);
+    for (int stream = 0; stream < 60; ++stream) {
+      bit_writer w;
+      std::size_t produced = 0;
+      const int blocks = 1 + static_cast<int>(rng() % 3);
+      for (int block = 0; block < blocks; ++block) {
+        const unsigned litlen_count = 257 + static_cast<unsigned>(rng() % 29);
+        std::vector<unsigned> coded = some_symbols(rng, 256, 1 + rng() % 8);
+        if (stream % 4 == 1) {
+          for (unsigned literal : some_symbols(rng, 256, 40)) {
+            if (std::find(coded.begin(), coded.end(), literal) == coded.end()) coded.push_back(literal);
+          }
+        }
+        coded.push_back(256);
+        if (stream % 3 != 0 && litlen_count > 257) {
+          const std::size_t length_codes = std::min<std::size_t>(1 + rng() % 3, litlen_count - 257);
+          for (unsigned length : some_symbols(rng, litlen_count - 257, length_codes)) coded.push_back(257 + length);
+        }
+        const unsigned longest = 1 + static_cast<unsigned>(rng() % 15);
+        const std::vector<unsigned> litlen = random_complete_code(rng, litlen_count, coded, longest);
+        const unsigned distance_count = 1 + static_cast<unsigned>(rng() % 8);
+        std::vector<unsigned> distance(distance_count, 0);
+        if (distance_count == 1 || rng() % 2 == 0) {
+          distance[0] = 1; // one code of one bit
+        } else {
+          distance = random_complete_code(rng, distance_count, some_symbols(rng, distance_count, 2), 4);
+        }
+        std::vector<unsigned> lengths = litlen;
+        lengths.insert(lengths.end(), distance.begin(), distance.end());
+        const std::size_t symbols = rng() % 3 == 0 ? rng() % 16 : 200 + rng() % 3000;
+        write_dynamic_block(w, rng, block == blocks - 1, litlen, distance, with_repeats(lengths, rng), symbols,
+                            produced);
+      }
+      INFO("stream " << stream);
+      CHECK(verdict_all_ways(w.done()) == inflate_verdict::ended);
+    }
+  }
+  SECTION("a literal of one bit 5,000 times, then one of six bits and one of one bit in turn") {
+    // 'a' 0, 'b' 10, 'c' 110, 'd' 111110, 'e' 111111 ... as lengths: a 1,
+    // b 2, c 3, the end of block 4, then d, e and f 6 bits, g 5 bits.
+    std::vector<unsigned> litlen(257, 0);
+    litlen['a'] = 1;
+    litlen['b'] = 2;
+    litlen['c'] = 3;
+    litlen[256] = 4;
+    litlen['g'] = 5;
+    litlen['d'] = 6;
+    litlen['e'] = 6;
+    std::vector<unsigned> lengths = litlen;
+    lengths.push_back(0);
+    const auto codes = canonical(litlen);
+    bit_writer w;
+    write_header(w, true, 257, 1, five_bit_precode(), lengths);
+    bytes expected;
+    const auto put = [&](unsigned symbol) {
+      w.code(codes[symbol], litlen[symbol]);
+      expected.push_back(static_cast<unsigned char>(symbol));
+    };
+    for (int i = 0; i < 5000; ++i) put('a');
+    for (int i = 0; i < 300; ++i) {
+      for (unsigned symbol : {unsigned{'a'}, unsigned{'d'}, unsigned{'c'}, unsigned{'c'}, unsigned{'b'}, unsigned{'g'},
+                              unsigned{'e'}, unsigned{'a'}, unsigned{'a'}}) {
+        put(symbol);
+      }
+    }
+    w.code(codes[256], litlen[256]);
+    bytes out;
+    CHECK(verdict_all_ways(w.done(), &out) == inflate_verdict::ended);
+    CHECK(out == expected);
+  }
+  SECTION("one decoder with vectors, then without: each table of its own index bits") {
+    // Blocks of two literals of one bit and the end of block (two bits),
+    // each stream with other literals: the packed table made by the first
+    // (6 index bits, with vectors) is not read by the second (4, without).
+    deflate_decoder ours;
+    npyguard::fuzz::zlib_inflater theirs;
+    for (const bool vectors : {true, false, true, false}) {
+      std::vector<unsigned> litlen(257, 0);
+      const unsigned first = vectors ? unsigned{'p'} : unsigned{'q'};
+      litlen[first] = 1;
+      litlen[first + 2] = 2;
+      litlen[256] = 2;
+      std::vector<unsigned> lengths = litlen;
+      lengths.push_back(0);
+      const auto codes = canonical(litlen);
+      bit_writer w;
+      write_header(w, true, 257, 1, five_bit_precode(), lengths);
+      std::mt19937 pick(vectors ? 5 : 6);
+      for (int i = 0; i < 4000; ++i) {
+        const unsigned symbol = pick() % 3 == 0 ? first + 2 : first;
+        w.code(codes[symbol], litlen[symbol]);
+      }
+      w.code(codes[256], litlen[256]);
+      const bytes stream = w.done();
+      ours.use_vector_lengths(vectors);
+      const auto run =
+          npyguard::fuzz::compare_inflate(stream.data(), stream.size(), {stream.size()}, {1U << 16}, ours, theirs);
+      INFO(run.disagreement);
+      REQUIRE(run.agree);
+      CHECK(run.verdict == inflate_verdict::ended);
+    }
+  }
+}

@@ -420,6 +420,65 @@ inline std::uint32_t lookup(const std::uint32_t* table, unsigned root, std::uint
   return entry;
 }
 
+// A block's literals several a lookup where its literal/length code has a
+// literal of at most short_literal_bits: a lookup of one literal takes about
+// as long whatever its code's length, so that a stream of such literals
+// (8 a compressed byte for codes of one bit) would cost several times what
+// ordinary data does per compressed byte. deflate_decoder::packed_ is
+// indexed by the next packed_index_bits bits (with vectors;
+// packed_scalar_bits without, as its build costs about a lookup an entry);
+// an entry, 64 bits:
+//   bits 0-3    the bits its literals take (a shift count)
+//   bits 4-7    how many literals (0: none, the literal/length table then)
+//   bits 8-55   the literals, the first in bits 8-15
+// the literals whose codes lie one after the other whole in the index
+// bits, as many as there are (at most 6). An entry stops at a code that is
+// not a literal or does not fit, which the next lookup takes: two lookups
+// in a row take more than the index bits, or give a length code.
+constexpr unsigned packed_index_bits = 6;
+constexpr unsigned packed_scalar_bits = 4;
+constexpr unsigned short_literal_bits = 3;
+constexpr std::uint64_t packed_used(std::uint64_t entry) noexcept { return entry & 15U; }
+constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (entry >> 4) & 15U; }
+
+// Whether the literal/length table (root index bits `root`) has a literal
+// of at most short_literal_bits.
+bool has_short_literal(const std::uint32_t* table, unsigned root) noexcept {
+  const unsigned mask = static_cast<unsigned>(low_bits(root));
+  for (unsigned index = 0; index < (1U << short_literal_bits); ++index) {
+    const std::uint32_t entry = table[index & mask];
+    if ((entry & literal_flag) != 0 && code_bits(entry) <= short_literal_bits) return true;
+  }
+  return false;
+}
+
+// deflate_decoder::packed_ (`index_bits` of index) from the literal/length
+// table: the entries for r index bits, r = 1 to index_bits in turn, each
+// from a literal that fits in r bits and the entry of the r - n bits after
+// its n.
+void build_packed_table(const std::uint32_t* table, unsigned root, unsigned index_bits, std::uint64_t* out) noexcept {
+  // The entries of r bits from (1 << r) - 1 on, each written before it is
+  // read (the one of no bits: none).
+  std::array<std::uint64_t, (2U << packed_index_bits) - 1> sized; // NOLINT(cppcoreguidelines-pro-type-member-init)
+  sized[0] = 0;
+  const unsigned mask = static_cast<unsigned>(low_bits(root));
+  for (unsigned r = 1; r <= index_bits; ++r) {
+    std::uint64_t* const to = sized.data() + (1U << r) - 1;
+    for (unsigned bits = 0; bits < (1U << r); ++bits) {
+      const std::uint32_t entry = table[bits & mask]; // root >= r, or the code has no longer code
+      const unsigned length = code_bits(entry);
+      std::uint64_t packed = 0;
+      if ((entry & literal_flag) != 0 && length <= r) {
+        const std::uint64_t rest = sized[(1U << (r - length)) - 1 + (bits >> length)];
+        packed = (rest & ~std::uint64_t{0xFF}) << 8 | std::uint64_t{entry_value(entry)} << 8 |
+                 ((rest & 0xFFU) + length + 16);
+      }
+      to[bits] = packed;
+    }
+  }
+  std::copy_n(sized.data() + (1U << index_bits) - 1, 1U << index_bits, out);
+}
+
 inline std::uint64_t load_le64(const unsigned char* bytes) noexcept {
   std::uint64_t word = 0;
   std::memcpy(&word, bytes, sizeof word);
@@ -804,6 +863,99 @@ NPYGUARD_VBMI inline void entry_bytes(const std::uint32_t* entries, __m512i* byt
     const __m512i index = _mm512_load_si512(byte_at[k].data());
     byte[k] = _mm512_mask_blend_epi8(second, _mm512_permutex2var_epi8(e0, index, e1),
                                      _mm512_permutex2var_epi8(e2, index, e3));
+  }
+}
+
+// build_packed_table with the six steps of all 64 entries at once: lane k
+// decodes index bits packed_lane_bits[k] (VPMULTISHIFTQB takes the bits
+// from any position of them; VPERMB looks up the code starting there in the
+// table's first 64 entries as bytes), each entry a byte a step (its bits
+// and count, then its literals), the bytes then put side by side by three
+// rounds of unpacking. The lanes are ordered so that unpacking leaves the
+// entries in index order: unpacking bytes, words and double words of eight
+// vectors leaves in vector o, quadword 2L + i (128-bit lane L), lane
+// 16L + 2o + i, which is given the index 8o + 2L + i.
+alignas(64) constexpr std::array<std::uint8_t, 64> packed_lane_bits = [] {
+  std::array<std::uint8_t, 64> bits{};
+  for (std::size_t lane = 0; lane < 4; ++lane) {
+    for (std::size_t o = 0; o < 8; ++o) {
+      for (std::size_t i = 0; i < 2; ++i) bits[16 * lane + 2 * o + i] = static_cast<std::uint8_t>(8 * o + 2 * lane + i);
+    }
+  }
+  return bits;
+}();
+alignas(64) constexpr std::array<std::uint8_t, 64> packed_iota = [] {
+  std::array<std::uint8_t, 64> iota{};
+  for (std::size_t i = 0; i < 64; ++i) iota[i] = static_cast<std::uint8_t>(i);
+  return iota;
+}();
+NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned root, std::uint64_t* out) noexcept {
+  static_assert(packed_index_bits == 6 && literal_flag == 1U << 12, "64 entries; a literal's flag in byte 1");
+  // Bytes 0-2 of the entries of index bits 0-63: the table's first 64, or
+  // with a root of fewer bits, its 2^root repeated (byte k of entry i & mask
+  // from the first 32 by VPERMI2B).
+  __m512i byte[3]; // NOLINT(modernize-avoid-c-arrays): std::array drops the vector's alignment attribute
+  if (root >= packed_index_bits) {
+    entry_bytes<3>(table, byte);
+  } else {
+    const __m512i entry = _mm512_slli_epi16(
+        _mm512_and_si512(_mm512_load_si512(packed_iota.data()), _mm512_set1_epi8(static_cast<char>(low_bits(root)))),
+        2); // no carry: below 64
+    const __m512i low = _mm512_loadu_si512(table);
+    const __m512i high = _mm512_loadu_si512(table + 16);
+    for (unsigned k = 0; k < 3; ++k) {
+      byte[k] = _mm512_permutex2var_epi8(low, _mm512_add_epi8(entry, _mm512_set1_epi8(static_cast<char>(k))), high);
+    }
+  }
+  // A literal's code length (above 6 for a longer literal), 15 for any other code.
+  const __m512i code_length =
+      _mm512_mask_blend_epi8(_mm512_test_epi8_mask(byte[1], _mm512_set1_epi8(0x10)), _mm512_set1_epi8(15), byte[0]);
+  const __m512i value = byte[2];
+  alignas(64) static constexpr std::array<std::uint8_t, 64> byte_bits = [] {
+    std::array<std::uint8_t, 64> at{};
+    for (std::size_t i = 0; i < 64; ++i) at[i] = static_cast<std::uint8_t>(8 * (i % 8));
+    return at;
+  }();
+  const __m512i lanes = _mm512_load_si512(packed_lane_bits.data());
+  const __m512i bit_of_byte = _mm512_load_si512(byte_bits.data());
+  const __m512i width = _mm512_set1_epi8(static_cast<char>(packed_index_bits));
+  // `at`: the bits the lane's codes take so far, on past the index bits
+  // once a code does not fit (each code takes at least one bit, so it stays
+  // past them): only `at` waits on the step before, the rest is off the
+  // chain.
+  __m512i at = _mm512_setzero_si512();
+  __m512i used = _mm512_setzero_si512();
+  __m512i count = _mm512_setzero_si512();
+  __m512i plane[8]; // NOLINT(modernize-avoid-c-arrays): as above
+  for (unsigned step = 0; step < packed_index_bits; ++step) {
+    // The bits from `at` on (those above the index bits are not its: a
+    // code that fits lies whole below them, and one that does not is
+    // longer whatever they are).
+    const __m512i next = _mm512_multishift_epi64_epi8(_mm512_add_epi8(bit_of_byte, at), lanes);
+    at = _mm512_add_epi8(at, _mm512_permutexvar_epi8(next, code_length)); // at most 6 + 6 * 15
+    const __mmask64 fits = _mm512_cmple_epu8_mask(at, width);
+    plane[step + 1] = _mm512_maskz_permutexvar_epi8(fits, next, value);
+    used = _mm512_mask_mov_epi8(used, fits, at);
+    count = _mm512_mask_add_epi8(count, fits, count, _mm512_set1_epi8(1));
+  }
+  plane[0] = _mm512_or_si512(used, _mm512_slli_epi16(count, 4)); // no carry: both below 16
+  plane[7] = _mm512_setzero_si512();
+  __m512i word[8]; // NOLINT(modernize-avoid-c-arrays): as above
+  for (std::size_t i = 0; i < 4; ++i) {
+    word[2 * i] = _mm512_unpacklo_epi8(plane[2 * i], plane[2 * i + 1]);
+    word[2 * i + 1] = _mm512_unpackhi_epi8(plane[2 * i], plane[2 * i + 1]);
+  }
+  __m512i dword[8]; // NOLINT(modernize-avoid-c-arrays): as above
+  for (std::size_t half = 0; half < 2; ++half) {
+    const std::size_t first = 4 * half;
+    dword[first] = _mm512_unpacklo_epi16(word[first], word[first + 2]);
+    dword[first + 1] = _mm512_unpackhi_epi16(word[first], word[first + 2]);
+    dword[first + 2] = _mm512_unpacklo_epi16(word[first + 1], word[first + 3]);
+    dword[first + 3] = _mm512_unpackhi_epi16(word[first + 1], word[first + 3]);
+  }
+  for (std::size_t i = 0; i < 4; ++i) {
+    _mm512_store_si512(out + 16 * i, _mm512_unpacklo_epi32(dword[i], dword[i + 4]));
+    _mm512_store_si512(out + 16 * i + 8, _mm512_unpackhi_epi32(dword[i], dword[i + 4]));
   }
 }
 
@@ -1244,6 +1396,7 @@ bool build_precode_table_vbmi(std::uint64_t /*bits*/, unsigned /*count*/, std::u
   return false;
 }
 void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
+void build_packed_table_vbmi(const std::uint32_t* /*table*/, unsigned /*root*/, std::uint64_t* /*out*/) noexcept {}
 struct walk_state {};
 walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint32_t* /*precode*/, std::uint8_t* /*table*/,
                             std::uint8_t* /*lengths*/, std::size_t symbol, std::size_t /*end*/,
@@ -1599,6 +1752,7 @@ deflate_decoder::step deflate_decoder::read_block_header(cursor& c) noexcept {
   }
   litlen_table_ = fixed_litlen_.data();
   litlen_root_ = fixed_litlen_root_;
+  packed_on_ = false; // no literal code shorter than 8 bits
   distance_table_ = fixed_distance_.data();
   distance_root_ = fixed_distance_root_;
   state_ = state::codes;
@@ -1828,6 +1982,7 @@ deflate_decoder::step deflate_decoder::build_dynamic_tables() noexcept {
   if (litlen_shape == code_shape::invalid || distance_shape == code_shape::invalid) return step::corrupt;
   litlen_table_ = nullptr;
   distance_table_ = nullptr;
+  packed_on_ = false; // a code of one symbol (the end of block) or a complete one, packed once built
   if (litlen_shape != code_shape::complete) {
     fill_table(code_kind::litlen, litlen_shape, litlen, litlen_.data(), litlen_.size(), litlen_root_bits, litlen_root_);
     litlen_table_ = litlen_.data();
@@ -1852,6 +2007,7 @@ deflate_decoder::step deflate_decoder::build_pending_tables() noexcept {
       return step::corrupt; // not reached
     }
     litlen_table_ = litlen_.data();
+    pack_literals();
   }
   if (distance_table_ == nullptr) {
     const code_symbols distance{code_counts_[1].data(), sorted_.data() + distance_buckets_at, distance_bucket};
@@ -1862,6 +2018,19 @@ deflate_decoder::step deflate_decoder::build_pending_tables() noexcept {
     distance_table_ = distance_.data();
   }
   return step::next;
+}
+
+// packed_ for a code with a short literal.
+void deflate_decoder::pack_literals() noexcept {
+  packed_on_ = has_short_literal(litlen_.data(), litlen_root_);
+  if (!packed_on_) return;
+  if (vector_lengths_) {
+    build_packed_table_vbmi(litlen_.data(), litlen_root_, packed_.data());
+    packed_mask_ = low_bits(packed_index_bits);
+  } else {
+    build_packed_table(litlen_.data(), litlen_root_, packed_scalar_bits, packed_.data());
+    packed_mask_ = low_bits(packed_scalar_bits);
+  }
 }
 
 std::uint32_t deflate_decoder::litlen_entry(std::uint64_t bits, unsigned& length) const noexcept {
@@ -1889,7 +2058,7 @@ deflate_decoder::step deflate_decoder::decode_codes(cursor& c) noexcept {
   }
   while (state_ == state::codes) {
     if (c.in_end - c.in >= fast_input_room && c.out != c.out_end) {
-      const step fast = decode_fast(c);
+      const step fast = packed_on_ ? decode_fast<true>(c) : decode_fast<false>(c);
       if (fast != step::next) return fast;
       continue;
     }
@@ -2005,12 +2174,17 @@ deflate_decoder::step deflate_decoder::decode_one(cursor& c) noexcept {
 // of the bit count is needed (a refill leaves at least 56 bits, a unit takes
 // at most 48); matches are copied 8 bytes at a time where a long match's
 // room remains, exactly (and kept pending if they do not fit) elsewhere.
+// `packed`: literals several a lookup by packed_ first (8 bytes stored
+// whatever their count) where 8 bytes of output room remain.
+template <bool packed>
 deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
   static_assert(max_unit_bits <= 56, "a unit fits in a refilled buffer");
   const std::uint32_t* const litlen = litlen_table_;
   const std::uint32_t* const distances = distance_table_;
   const unsigned litlen_root = litlen_root_;
   const unsigned distance_root = distance_root_;
+  const std::uint64_t* const packed_table = packed_.data();
+  const std::uint64_t packed_mask = packed_mask_;
   // Locals, bounds among them: the byte stores would make the compiler
   // reload anything reached through a reference.
   const unsigned char* in = c.in;
@@ -2025,6 +2199,20 @@ deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
     bits |= load_le64(in) << count;
     in += (63 - count) >> 3;
     count |= 56;
+    if constexpr (packed) {
+      const std::uint64_t run = packed_table[bits & packed_mask];
+      if (packed_count(run) != 0 && out_end - out >= 8) {
+        std::uint64_t literals = run >> 8;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        literals = __builtin_bswap64(literals);
+#endif
+        std::memcpy(out, &literals, sizeof literals);
+        out += packed_count(run);
+        bits >>= packed_used(run);
+        count -= static_cast<unsigned>(packed_used(run));
+        continue;
+      }
+    }
     unsigned code_length = 0;
     const std::uint32_t entry = lookup(litlen, litlen_root, bits, code_length);
     if ((entry & literal_flag) != 0) {

@@ -107,7 +107,9 @@ private:
   step build_pending_tables() noexcept;
   step decode_codes(cursor& c) noexcept;
   step decode_first_codes(cursor& c) noexcept;
+  template <bool packed>
   step decode_fast(cursor& c) noexcept;
+  void pack_literals() noexcept;
   template <bool before_tables>
   [[gnu::noinline]] step decode_one(cursor& c) noexcept;
   std::uint32_t litlen_entry(std::uint64_t bits, unsigned& length) const noexcept;
@@ -151,6 +153,13 @@ private:
   unsigned distance_root_ = 0;
   unsigned fixed_litlen_root_ = 0;
   unsigned fixed_distance_root_ = 0;
+  // A block whose literal/length code has a literal of at most 3 bits has
+  // its literals several a lookup (packed_on_): packed_ is indexed by the
+  // next 6 bits (4 without vectors: packed_mask_), each entry the literals
+  // whose codes lie whole in them (deflate_decoder.cpp, pack_literals).
+  alignas(64) std::array<std::uint64_t, 64> packed_{};
+  std::uint64_t packed_mask_ = 0;
+  bool packed_on_ = false;
 
   // A dynamic header being read.
   std::array<std::uint8_t, 19> precode_lengths_{};
