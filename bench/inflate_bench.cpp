@@ -149,13 +149,13 @@ length_code length_code_of(unsigned length) {
   return {285, 0, 0}; // not reached for 3-258
 }
 
-// A non-final dynamic block's header up to its code lengths: HLIT
+// A dynamic block's header (non-final unless `final`) up to its code lengths: HLIT
 // litlen_count - 257, HDIST distance_count - 1, HCLEN precode_count - 4 and
 // the code length code's lengths `precode` in RFC 1951's order.
 void dynamic_header(bit_writer& w, unsigned litlen_count, unsigned distance_count, const std::vector<unsigned>& precode,
-                    unsigned precode_count) {
+                    unsigned precode_count, bool final = false) {
   static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
-  w.put(0, 1);
+  w.put(final ? 1 : 0, 1);
   w.put(2, 2);
   w.put(litlen_count - 257, 5);
   w.put(distance_count - 1, 5);
@@ -396,6 +396,65 @@ bytes tiny_tree(unsigned literals) {
   return w.take();
 }
 
+// One final dynamic block of the codes `litlen` and `distance` (their
+// lengths written one a unit, each of the 16 with a code of 4 bits), then
+// what `symbols` writes (with the literal/length and distance codewords)
+// until the stream is about stream_target bytes, then the end of block.
+bytes one_block(
+    const std::vector<unsigned>& litlen, const std::vector<unsigned>& distance,
+    const std::function<void(bit_writer&, const std::vector<unsigned>&, const std::vector<unsigned>&)>& symbols) {
+  std::vector<unsigned> precode(19, 4);
+  precode[16] = precode[17] = precode[18] = 0;
+  const auto precode_codes = canonical(precode);
+  bit_writer w;
+  dynamic_header(w, static_cast<unsigned>(litlen.size()), static_cast<unsigned>(distance.size()), precode, 19, true);
+  for (const auto* code : {&litlen, &distance}) {
+    for (unsigned length : *code) w.code(precode_codes[length], 4);
+  }
+  const auto litlen_codes = canonical(litlen);
+  const auto distance_codes = canonical(distance);
+  while (w.size() < stream_target) symbols(w, litlen_codes, distance_codes);
+  w.code(litlen_codes[256], litlen[256]);
+  return w.take();
+}
+
+// Literals of 1 and 6 bits in turn ('a' and 'f'; 'b' to 'e' 2 to 5 bits,
+// the end of block and 'g' 7): the two codes do not fit in packed_'s 6
+// index bits together, so that every lookup gives one literal, 3.5 bits a
+// lookup on average.
+bytes literal_pairs() {
+  std::vector<unsigned> litlen(257, 0);
+  for (unsigned i = 0; i < 6; ++i) litlen['a' + i] = i + 1;
+  litlen[256] = 7;
+  litlen['g'] = 7;
+  return one_block(litlen, {0}, [&](bit_writer& w, const std::vector<unsigned>& codes, const std::vector<unsigned>&) {
+    w.code(codes['a'], 1);
+    w.code(codes['f'], 6);
+  });
+}
+
+// 'a' and 'b', then matches of `length` bytes (3-10: a length code without
+// extra bits) at `distance` (1 or 2), each 3 bits (a length code of 2 bits,
+// one distance code of 1 bit): match_run's 3 bytes at distance 1 are 8
+// output bytes a compressed byte, two lookups and a copy for every 3 bytes.
+bytes match_run(unsigned length, unsigned distance) {
+  std::vector<unsigned> litlen(257 + length - 2, 0);
+  litlen['a'] = 2;
+  litlen['b'] = 2;
+  litlen[256] = 2;
+  litlen[257 + length - 3] = 2;
+  std::vector<unsigned> distances(distance, 0);
+  distances[distance - 1] = 1;
+  bool first = true;
+  return one_block(litlen, distances,
+                   [&](bit_writer& w, const std::vector<unsigned>& codes, const std::vector<unsigned>&) {
+                     if (first) w.code(codes['a'], 2).code(codes['b'], 2);
+                     first = false;
+                     w.code(codes[257 + length - 3], 2);
+                     w.code(0, 1);
+                   });
+}
+
 // bench/npz_crafted.py's one_symbol: fixed blocks of one literal each.
 bytes one_literal_blocks() {
   std::mt19937 rng(4);
@@ -461,6 +520,12 @@ const bytes& stream_named(const std::string& name) {
     stream = tiny_tree(16);
   } else if (name == "literal_run") {
     stream = tiny_tree(8 * stream_target);
+  } else if (name == "literal_pairs") {
+    stream = literal_pairs();
+  } else if (name == "match_run") {
+    stream = match_run(3, 1);
+  } else if (name == "match_run_10_2") {
+    stream = match_run(10, 2);
   } else if (name == "short_lengths_2") {
     stream = short_lengths(2);
   } else if (name == "short_lengths_5") {
@@ -578,12 +643,12 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",  "float64_l6",  "float64_l9",      "small_ints_l1",   "small_ints_l6",     "small_ints_l9",
-        "runs20_l6",   "runs35_l6",   "bools_l1",        "bools_l6",        "bools_l9",          "text_l1",
-        "text_l6",     "text_l9",     "max_tree",        "dense_tree_2",    "dense_tree_5",      "dense_short",
-        "tiny_tree",   "literal_run", "short_lengths_2", "short_lengths_5", "short_distance_5",  "mixed_tree_5",
-        "flip_tree_5", "exit_tree_5", "flip_short_5",    "flush_64",        "one_literal_fixed", "stored_empty",
-        "stored_16"}) {
+       {"float64_l1",      "float64_l6",        "float64_l9",    "small_ints_l1", "small_ints_l6",  "small_ints_l9",
+        "runs20_l6",       "runs35_l6",         "bools_l1",      "bools_l6",      "bools_l9",       "text_l1",
+        "text_l6",         "text_l9",           "max_tree",      "dense_tree_2",  "dense_tree_5",   "dense_short",
+        "tiny_tree",       "literal_run",       "literal_pairs", "match_run",     "match_run_10_2", "short_lengths_2",
+        "short_lengths_5", "short_distance_5",  "mixed_tree_5",  "flip_tree_5",   "exit_tree_5",    "flip_short_5",
+        "flush_64",        "one_literal_fixed", "stored_empty",  "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

@@ -499,6 +499,42 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
   for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
 }
 
+// The same for a distance of 1 to 7 where there is room for 8 bytes past
+// the match (the fast loop): the pattern (the `distance` bytes before)
+// repeated across 8 bytes in a register by one multiplication and stored,
+// then 8 bytes at a time from a whole number of periods back (at least 5
+// bytes: each load reads what one store before wrote), in place of a byte
+// loop whose loads wait on the store before, or a call of memset. A
+// distance of 1 loads its one byte alone, which the store that wrote it
+// holds whole (a wider load spanning two stores waits for both to be
+// written).
+struct pattern_of_distance {
+  std::uint64_t mask;   // the pattern's bytes
+  std::uint64_t repeat; // a 1 at the start of each period
+  std::uint8_t step;    // the whole periods in 8 bytes
+};
+constexpr std::array<pattern_of_distance, 8> patterns = [] {
+  std::array<pattern_of_distance, 8> table{};
+  for (unsigned distance = 1; distance < 8; ++distance) {
+    table[distance].mask = low_bits(8 * distance);
+    for (unsigned at = 0; at < 64; at += 8 * distance) table[distance].repeat |= std::uint64_t{1} << at;
+    table[distance].step = static_cast<std::uint8_t>(distance * (8 / distance));
+  }
+  return table;
+}();
+inline void copy_pattern(unsigned char* out, std::size_t distance, std::size_t length) noexcept {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  copy_within(out, distance, length);
+#else
+  const pattern_of_distance& shape = patterns[distance];
+  const std::uint64_t bytes = distance == 1 ? std::uint64_t{out[-1]} : load_le64(out - distance) & shape.mask;
+  const std::uint64_t pattern = bytes * shape.repeat; // no carry: the periods do not overlap
+  std::memcpy(out, &pattern, sizeof pattern);
+  const std::size_t step = shape.step;
+  for (std::size_t at = step; at < length; at += step) std::memcpy(out + at, out + at - step, 8);
+#endif
+}
+
 // The first `filled` entries of a code length code's table copied after
 // them (a shorter code's entries for the longer index).
 inline void double_precode_table(std::uint32_t* table, std::size_t filled) noexcept {
@@ -2268,7 +2304,7 @@ deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
         from += 8;
       } while (to < end);
     } else {
-      copy_within(out, distance, length);
+      copy_pattern(out, distance, length);
     }
     out += length;
   }
