@@ -518,6 +518,8 @@ const bytes& stream_named(const std::string& name) {
     stream = dense_short();
   } else if (name == "tiny_tree") {
     stream = tiny_tree(16);
+  } else if (name == "tiny_tree_4") {
+    stream = tiny_tree(4);
   } else if (name == "literal_run") {
     stream = tiny_tree(8 * stream_target);
   } else if (name == "literal_pairs") {
@@ -643,12 +645,12 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",      "float64_l6",        "float64_l9",    "small_ints_l1", "small_ints_l6",  "small_ints_l9",
-        "runs20_l6",       "runs35_l6",         "bools_l1",      "bools_l6",      "bools_l9",       "text_l1",
-        "text_l6",         "text_l9",           "max_tree",      "dense_tree_2",  "dense_tree_5",   "dense_short",
-        "tiny_tree",       "literal_run",       "literal_pairs", "match_run",     "match_run_10_2", "short_lengths_2",
-        "short_lengths_5", "short_distance_5",  "mixed_tree_5",  "flip_tree_5",   "exit_tree_5",    "flip_short_5",
-        "flush_64",        "one_literal_fixed", "stored_empty",  "stored_16"}) {
+       {"float64_l1",      "float64_l6",      "float64_l9",        "small_ints_l1", "small_ints_l6", "small_ints_l9",
+        "runs20_l6",       "runs35_l6",       "bools_l1",          "bools_l6",      "bools_l9",      "text_l1",
+        "text_l6",         "text_l9",         "max_tree",          "dense_tree_2",  "dense_tree_5",  "dense_short",
+        "tiny_tree",       "tiny_tree_4",     "literal_run",       "literal_pairs", "match_run",     "match_run_10_2",
+        "short_lengths_2", "short_lengths_5", "short_distance_5",  "mixed_tree_5",  "flip_tree_5",   "exit_tree_5",
+        "flip_short_5",    "flush_64",        "one_literal_fixed", "stored_empty",  "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

@@ -60,6 +60,14 @@ The families (hostile / benign):
                   data literals of one bit (8 output bytes a compressed
                   byte): a lookup a literal would cost 8 a compressed byte /
                   as max_tree
+  literal_pairs   one block of literals of 1 and 6 bits in turn, which do
+                  not fit in the decoder's packed table together: a lookup
+                  a literal, 3.5 bits a lookup / as max_tree
+  match_run       one block of 3-bit matches of 3 bytes at distance 1 (8
+                  output bytes a compressed byte): two lookups and a copy
+                  for every 3 bits / as max_tree
+  match_run_10_2  as match_run, matches of 10 bytes at distance 2 (about 27
+                  output bytes a compressed byte) / as max_tree
   short_lengths   as dense_tree, every code length written on its own with
                   1-4 bit codes (about 56 header bytes a block) / as max_tree
   short_distance  as short_lengths with one distance code of one bit (HDIST 1;
@@ -527,7 +535,7 @@ def block_member(size, block, per_block, fill=b"\x00", lead=b"\x00"):
     head.put(0, 2)  # a stored block: the header and the lead
     prefix = bits_to_bytes(head.text()) + struct.pack("<HH", len(first), 0xFFFF ^ len(first)) + first
     stream = prefix + bits_to_bytes(block * blocks + "100") + b"\x00\x00\xff\xff"
-    hostile = zip_archive([("a.npy", first + fill * count, 8, stream)])
+    hostile = zip_archive([("a.npy", first + (fill * (count // len(fill) + 1))[:count], 8, stream)])
     benign_member = one_member(len(hostile))
     return hostile, zip_archive([("a.npy", benign_member, 8, raw_deflate(benign_member))])
 
@@ -588,6 +596,64 @@ def family_literal_run(size):
     return block_member(size, tiny_tree_block(literals), literals, fill=b"a", lead=b"")
 
 
+def short_code_block(litlen, distance, unit, size):
+    """One dynamic block of the codes `litlen` and `distance` (lengths by symbol; each length written
+    with a 4-bit code), then `unit` (a function of the literal/length and distance codes giving a unit's
+    bits) repeated to about `size` bytes, then the end of block. Returns (bits, units)."""
+    precode = [4] * 16 + [0, 0, 0]
+    precode_codes = canonical_codes(precode)
+    b = Bits()
+    b.put(0, 1)
+    b.put(2, 2)
+    b.put(len(litlen) - 257, 5)
+    b.put(len(distance) - 1, 5)
+    b.put(19 - 4, 4)
+    for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]:
+        b.put(precode[symbol], 3)
+    for length in litlen + distance:
+        b.huff(precode_codes[length], 4)
+    litlen_codes = canonical_codes(litlen)
+    one = unit(litlen_codes, canonical_codes(distance))
+    units = ((size - 300) * 8 - len(b.text()) - 16) // len(one)  # room for the end of block
+    b.parts.append(one * units)
+    b.huff(litlen_codes[256], litlen[256])
+    return b.text(), units
+
+
+def family_literal_pairs(size):
+    """One block of literals of 1 and 6 bits in turn ('a' and 'f'; 'b' to 'e' 2 to 5 bits, the end of block
+    and 'g' 7): two do not fit in the packed table's 6 bits, so every lookup gives one literal."""
+    litlen = [0] * 257
+    for i in range(6):
+        litlen[ord("a") + i] = i + 1
+    litlen[256] = litlen[ord("g")] = 7
+    block, units = short_code_block(litlen, [0], lambda c, d: format(c[ord("a")], "01b") + format(c[ord("f")], "06b"),
+                                    size)
+    return block_member(size, block, 2 * units, fill=b"af", lead=b"")
+
+
+def match_run_member(size, length, distance, lead):
+    litlen = [0] * (257 + length - 2)
+    for symbol in (ord("a"), ord("b"), 256, 257 + length - 3):
+        litlen[symbol] = 2
+    distances = [0] * distance
+    distances[distance - 1] = 1
+    block, units = short_code_block(litlen, distances, lambda c, d: format(c[257 + length - 3], "02b") + "0", size)
+    return block_member(size, block, length * units, fill=lead, lead=lead)
+
+
+def family_match_run(size):
+    """One block of matches of 3 bytes at distance 1, each 3 bits (a length code of 2 bits, one distance code
+    of 1 bit): 8 output bytes a compressed byte, two lookups and a copy for every 3 bytes."""
+    return match_run_member(size, 3, 1, b"a")
+
+
+def family_match_run_10_2(size):
+    """As match_run, matches of 10 bytes at distance 2 (the pattern "ab"): about 27 output bytes a compressed
+    byte."""
+    return match_run_member(size, 10, 2, b"ab")
+
+
 def family_short_lengths(size):
     return tree_blocks(size, short_lengths_block(5), 5)
 
@@ -602,7 +668,8 @@ def family_mixed_tree(size):
 
 
 DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "dense_short", "short_lengths",
-                    "short_distance", "mixed_tree", "tiny_tree", "literal_run")
+                    "short_distance", "mixed_tree", "tiny_tree", "literal_run", "literal_pairs", "match_run",
+                    "match_run_10_2")
 
 
 def ordinary(size):
