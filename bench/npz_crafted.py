@@ -620,25 +620,35 @@ def short_code_block(litlen, distance, unit, size):
     return b.text(), units
 
 
-def family_literal_pairs(size):
-    """One block of literals of 1 and 6 bits in turn ('a' and 'f'; 'b' to 'e' 2 to 5 bits, the end of block
-    and 'g' 7): two do not fit in the packed table's 6 bits, so every lookup gives one literal."""
+def literal_pairs_block(size):
+    """short_code_block of literals of 1 and 6 bits in turn ('a' and 'f'; 'b' to 'e' 2 to 5 bits, the end
+    of block and 'g' 7): the two do not fit in the decoder's packed table (6 bits) together."""
     litlen = [0] * 257
     for i in range(6):
         litlen[ord("a") + i] = i + 1
     litlen[256] = litlen[ord("g")] = 7
-    block, units = short_code_block(litlen, [0], lambda c, d: format(c[ord("a")], "01b") + format(c[ord("f")], "06b"),
-                                    size)
+    return short_code_block(litlen, [0], lambda c, d: format(c[ord("a")], "01b") + format(c[ord("f")], "06b"), size)
+
+
+def family_literal_pairs(size):
+    """One block of literal_pairs_block: every lookup gives one literal."""
+    block, units = literal_pairs_block(size)
     return block_member(size, block, 2 * units, fill=b"af", lead=b"")
 
 
-def match_run_member(size, length, distance, lead):
+def match_run_block(size, length, distance):
+    """short_code_block of matches of `length` (3-10) at `distance` (1 or 2), each 3 bits: a length code of 2
+    bits ('a', 'b' and the end of block 2 bits too), one distance code of 1 bit."""
     litlen = [0] * (257 + length - 2)
     for symbol in (ord("a"), ord("b"), 256, 257 + length - 3):
         litlen[symbol] = 2
     distances = [0] * distance
     distances[distance - 1] = 1
-    block, units = short_code_block(litlen, distances, lambda c, d: format(c[257 + length - 3], "02b") + "0", size)
+    return short_code_block(litlen, distances, lambda c, d: format(c[257 + length - 3], "02b") + "0", size)
+
+
+def match_run_member(size, length, distance, lead):
+    block, units = match_run_block(size, length, distance)
     return block_member(size, block, length * units, fill=lead, lead=lead)
 
 

@@ -1055,6 +1055,11 @@ def inflate_streams():
     streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.tiny_tree_block(16) * 3 + "110" + "0" * 7))
     streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.dense_tree_block(1, 45) * 2 + "110" + "0" * 7))
     streams.append(npz_crafted.one_symbol_blocks(bytes(range(40))))
+    # short codes: a run of one-bit literals, literals of 1 and 6 bits in
+    # turn, 3-bit matches at distance 1 (after the fixed block's 'z')
+    streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.tiny_tree_block(3000) + "110" + "0" * 7))
+    streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.literal_pairs_block(700)[0] + "110" + "0" * 7))
+    streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.match_run_block(700, 3, 1)[0] + "110" + "0" * 7))
     def built(*fields):  # ("put", value, width) fields and ("huff", code, width) codes
         b = npz_crafted.Bits()
         for kind, value, width in fields:
