@@ -499,15 +499,13 @@ inline void copy_within(unsigned char* out, std::size_t distance, std::size_t le
   for (std::size_t i = 0; i < length; ++i) out[i] = from[i];
 }
 
-// The same for a distance of 1 to 7 where there is room for 8 bytes past
-// the match (the fast loop): the pattern (the `distance` bytes before)
-// repeated across 8 bytes in a register by one multiplication and stored,
-// then 8 bytes at a time from a whole number of periods back (at least 5
-// bytes: each load reads what one store before wrote), in place of a byte
-// loop whose loads wait on the store before, or a call of memset. A
-// distance of 1 loads its one byte alone, which the store that wrote it
-// holds whole (a wider load spanning two stores waits for both to be
-// written).
+// The same for a distance of 2 to 7 where there is room for 8 bytes past
+// the match (the fast loop; a distance of 1 is a memset, as above): the
+// pattern (the `distance` bytes before) repeated across 8 bytes in a
+// register by one multiplication and stored, then 8 bytes at a time from a
+// whole number of periods back (at least 5 bytes: each load reads what one
+// store before wrote), in place of a byte loop whose loads wait on the
+// store before.
 struct pattern_of_distance {
   std::uint64_t mask;   // the pattern's bytes
   std::uint64_t repeat; // a 1 at the start of each period
@@ -526,9 +524,12 @@ inline void copy_pattern(unsigned char* out, std::size_t distance, std::size_t l
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   copy_within(out, distance, length);
 #else
+  if (distance == 1) {
+    std::memset(out, out[-1], length);
+    return;
+  }
   const pattern_of_distance& shape = patterns[distance];
-  const std::uint64_t bytes = distance == 1 ? std::uint64_t{out[-1]} : load_le64(out - distance) & shape.mask;
-  const std::uint64_t pattern = bytes * shape.repeat; // no carry: the periods do not overlap
+  const std::uint64_t pattern = (load_le64(out - distance) & shape.mask) * shape.repeat; // no carry: no overlap
   std::memcpy(out, &pattern, sizeof pattern);
   const std::size_t step = shape.step;
   for (std::size_t at = step; at < length; at += step) std::memcpy(out + at, out + at - step, 8);
