@@ -433,6 +433,25 @@ bytes literal_pairs() {
   });
 }
 
+// 'a' of 3 bits, over and over: the one literal of at most 3 bits of the
+// code (its share of the code space an eighth, as 0x3F's in random
+// float64; the end of block 1 bit, a length of 3 2 bits), so that the
+// decoder takes it a lookup each (2.67 a compressed byte). 'b' to 'e' 4 to
+// 6 bits.
+bytes literal_3bit_run() {
+  std::vector<unsigned> litlen(258, 0);
+  litlen[256] = 1;
+  litlen[257] = 2;
+  litlen['a'] = 3;
+  litlen['b'] = 4;
+  litlen['c'] = 5;
+  litlen['d'] = 6;
+  litlen['e'] = 6;
+  return one_block(litlen, {1}, [&](bit_writer& w, const std::vector<unsigned>& codes, const std::vector<unsigned>&) {
+    w.code(codes['a'], 3);
+  });
+}
+
 // 'a' and 'b', then matches of `length` bytes (3-10: a length code without
 // extra bits) at `distance` (1 or 2), each 3 bits (a length code of 2 bits,
 // one distance code of 1 bit): match_run's 3 bytes at distance 1 are 8
@@ -524,6 +543,8 @@ const bytes& stream_named(const std::string& name) {
     stream = tiny_tree(8 * stream_target);
   } else if (name == "literal_pairs") {
     stream = literal_pairs();
+  } else if (name == "literal_3bit_run") {
+    stream = literal_3bit_run();
   } else if (name == "match_run") {
     stream = match_run(3, 1);
   } else if (name == "match_run_10_2") {
@@ -645,12 +666,14 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",      "float64_l6",      "float64_l9",        "small_ints_l1", "small_ints_l6", "small_ints_l9",
-        "runs20_l6",       "runs35_l6",       "bools_l1",          "bools_l6",      "bools_l9",      "text_l1",
-        "text_l6",         "text_l9",         "max_tree",          "dense_tree_2",  "dense_tree_5",  "dense_short",
-        "tiny_tree",       "tiny_tree_4",     "literal_run",       "literal_pairs", "match_run",     "match_run_10_2",
-        "short_lengths_2", "short_lengths_5", "short_distance_5",  "mixed_tree_5",  "flip_tree_5",   "exit_tree_5",
-        "flip_short_5",    "flush_64",        "one_literal_fixed", "stored_empty",  "stored_16"}) {
+       {"float64_l1",      "float64_l6",      "float64_l9",       "small_ints_l1",     "small_ints_l6",
+        "small_ints_l9",   "runs20_l6",       "runs35_l6",        "bools_l1",          "bools_l6",
+        "bools_l9",        "text_l1",         "text_l6",          "text_l9",           "max_tree",
+        "dense_tree_2",    "dense_tree_5",    "dense_short",      "tiny_tree",         "tiny_tree_4",
+        "literal_run",     "literal_pairs",   "literal_3bit_run", "match_run",         "match_run_10_2",
+        "short_lengths_2", "short_lengths_5", "short_distance_5", "mixed_tree_5",      "flip_tree_5",
+        "exit_tree_5",     "flip_short_5",    "flush_64",         "one_literal_fixed", "stored_empty",
+        "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

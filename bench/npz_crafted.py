@@ -63,6 +63,9 @@ The families (hostile / benign):
   literal_pairs   one block of literals of 1 and 6 bits in turn, which do
                   not fit in the decoder's packed table together: a lookup
                   a literal, 3.5 bits a lookup / as max_tree
+  literal_3bit_run  one block of one literal of 3 bits over and over, the
+                  code's only literal that short (as 0x3F in random
+                  float64) / as max_tree
   match_run       one block of 3-bit matches of 3 bytes at distance 1 (8
                   output bytes a compressed byte): two lookups and a copy
                   for every 3 bits / as max_tree
@@ -636,6 +639,18 @@ def family_literal_pairs(size):
     return block_member(size, block, 2 * units, fill=b"af", lead=b"")
 
 
+def family_literal_3bit_run(size):
+    """One block of 'a' of 3 bits over and over, the code's one literal of at most 3 bits (the end of block 1
+    bit, a length of 3 2 bits, 'b' to 'e' 4 to 6 bits): as 0x3F in random float64, an eighth of the code
+    space."""
+    litlen = [0] * 258
+    for symbol, length in ((256, 1), (257, 2), (ord("a"), 3), (ord("b"), 4), (ord("c"), 5), (ord("d"), 6),
+                           (ord("e"), 6)):
+        litlen[symbol] = length
+    block, units = short_code_block(litlen, [1], lambda c, d: format(c[ord("a")], "03b"), size)
+    return block_member(size, block, units, fill=b"a", lead=b"")
+
+
 def match_run_block(size, length, distance):
     """short_code_block of matches of `length` (3-10) at `distance` (1 or 2), each 3 bits: a length code of 2
     bits ('a', 'b' and the end of block 2 bits too), one distance code of 1 bit."""
@@ -678,8 +693,8 @@ def family_mixed_tree(size):
 
 
 DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "dense_short", "short_lengths",
-                    "short_distance", "mixed_tree", "tiny_tree", "literal_run", "literal_pairs", "match_run",
-                    "match_run_10_2")
+                    "short_distance", "mixed_tree", "tiny_tree", "literal_run", "literal_pairs", "literal_3bit_run",
+                    "match_run", "match_run_10_2")
 
 
 def ordinary(size):
