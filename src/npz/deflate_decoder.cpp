@@ -442,15 +442,16 @@ constexpr std::uint64_t packed_used(std::uint64_t entry) noexcept { return entry
 constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (entry >> 4) & 15U; }
 
 // Whether the literal/length table (root index bits `root`) has a literal
-// of at most short_literal_bits. (Random float64 has one, 0x3F, the
-// exponent's high byte: its blocks take packed_ too, which costs the whole
-// check about 0.3% more than leaving them out; a rule that left them out
-// would leave out a run of one such literal too.)
-bool has_short_literal(const std::uint32_t* table, unsigned root) noexcept {
+// of at most `shortest` bits (short_literal_bits at most). (Random float64
+// has one of 3 bits, 0x3F, the exponent's high byte: with vectors its
+// blocks take packed_ too, which costs the whole check about 0.3% more
+// than leaving them out; a rule that left them out would leave out a run
+// of one such literal too.)
+bool has_short_literal(const std::uint32_t* table, unsigned root, unsigned shortest) noexcept {
   const unsigned mask = static_cast<unsigned>(low_bits(root));
   for (unsigned index = 0; index < (1U << short_literal_bits); ++index) {
     const std::uint32_t entry = table[index & mask];
-    if ((entry & literal_flag) != 0 && code_bits(entry) <= short_literal_bits) return true;
+    if ((entry & literal_flag) != 0 && code_bits(entry) <= shortest) return true;
   }
   return false;
 }
@@ -2062,7 +2063,9 @@ deflate_decoder::step deflate_decoder::build_pending_tables() noexcept {
 
 // packed_ for a code with a short literal.
 void deflate_decoder::pack_literals() noexcept {
-  packed_on_ = has_short_literal(litlen_.data(), litlen_root_);
+  // Without vectors, only for a literal of at most 2 bits: packed_scalar_bits
+  // hold one literal of 3 bits and no more.
+  packed_on_ = has_short_literal(litlen_.data(), litlen_root_, vector_lengths_ ? short_literal_bits : 2);
   if (!packed_on_) return;
   if (vector_lengths_) {
     build_packed_table_vbmi(litlen_.data(), litlen_root_, packed_.data());
