@@ -438,6 +438,8 @@ inline std::uint32_t lookup(const std::uint32_t* table, unsigned root, std::uint
 constexpr unsigned packed_index_bits = 6;
 constexpr unsigned packed_scalar_bits = 4;
 constexpr unsigned short_literal_bits = 3;
+constexpr unsigned packed_a_refill = 4;
+static_assert(packed_a_refill * packed_index_bits <= 56, "a refill's entries need no check of the bit count");
 constexpr std::uint64_t packed_used(std::uint64_t entry) noexcept { return entry & 15U; }
 constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (entry >> 4) & 15U; }
 
@@ -2243,16 +2245,23 @@ deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
     in += (63 - count) >> 3;
     count |= 56;
     if constexpr (packed) {
-      const std::uint64_t run = packed_table[bits & packed_mask];
-      if (packed_count(run) != 0 && out_end - out >= 8) {
-        std::uint64_t literals = run >> 8;
+      // Up to packed_a_refill entries with no refill between them (each
+      // takes at most 6 bits of the 56 a refill leaves), so that the next
+      // lookup waits on the bits the last took only.
+      std::uint64_t run = packed_table[bits & packed_mask];
+      if (packed_count(run) != 0 && out_end - out >= 8 * packed_a_refill) {
+        for (unsigned k = 0; k < packed_a_refill; ++k) {
+          std::uint64_t literals = run >> 8;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        literals = __builtin_bswap64(literals);
+          literals = __builtin_bswap64(literals);
 #endif
-        std::memcpy(out, &literals, sizeof literals);
-        out += packed_count(run);
-        bits >>= packed_used(run);
-        count -= static_cast<unsigned>(packed_used(run));
+          std::memcpy(out, &literals, sizeof literals);
+          out += packed_count(run);
+          bits >>= packed_used(run);
+          count -= static_cast<unsigned>(packed_used(run));
+          run = packed_table[bits & packed_mask];
+          if (packed_count(run) == 0) break;
+        }
         continue;
       }
     }
