@@ -8,7 +8,8 @@
 // Input: 8 plan bytes, then the raw deflate stream.
 //   bytes 0-3  the input handed before each call (cycled): input_steps[b & 15];
 //              byte 0's bit 4 set: single code lengths by the pair table
-//              even where the processor has the vector instructions
+//              (and packed literals by 4 index bits) even where the
+//              processor has the vector instructions
 //   bytes 4-7  the output asked for in each call (cycled): output_sizes[b & 15]
 #include <cstddef>
 #include <cstdint>

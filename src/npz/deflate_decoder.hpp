@@ -62,8 +62,9 @@ public:
 
   // Whether this processor decodes runs of single code lengths with vector
   // instructions (x86-64 with AVX-512 VBMI and VBMI2; deflate_decoder.cpp,
-  // decode_singles_vbmi), and whether this decoder does: on where the
-  // processor can, unless turned off (the tests run both ways). Set it
+  // decode_singles_vbmi, and the packed literals' table of 6 index bits in
+  // place of 4), and whether this decoder does: on where the processor
+  // can, unless turned off (the tests run both ways). Set it
   // between streams (before the first decode() after construction or
   // reset()): a block's tables are built for one way.
   [[nodiscard]] static bool vector_lengths_supported() noexcept;
