@@ -2220,7 +2220,8 @@ deflate_decoder::step deflate_decoder::decode_one(cursor& c) noexcept {
 // at most 48); matches are copied 8 bytes at a time where a long match's
 // room remains, exactly (and kept pending if they do not fit) elsewhere.
 // `packed`: literals several a lookup by packed_ first (8 bytes stored
-// whatever their count) where 8 bytes of output room remain.
+// whatever their count, up to packed_a_refill entries a refill) where room
+// for the stores remains.
 template <bool packed>
 deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
   static_assert(max_unit_bits <= 56, "a unit fits in a refilled buffer");
