@@ -440,6 +440,7 @@ constexpr unsigned packed_scalar_bits = 4;
 constexpr unsigned short_literal_bits = 3;
 constexpr unsigned packed_a_refill = 4;
 static_assert(packed_a_refill * packed_index_bits <= 56, "a refill's entries need no check of the bit count");
+constexpr std::ptrdiff_t packed_room = std::ptrdiff_t{8} * packed_a_refill; // their stores
 constexpr std::uint64_t packed_used(std::uint64_t entry) noexcept { return entry & 15U; }
 constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (entry >> 4) & 15U; }
 
@@ -2250,7 +2251,7 @@ deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
       // takes at most 6 bits of the 56 a refill leaves), so that the next
       // lookup waits on the bits the last took only.
       std::uint64_t run = packed_table[bits & packed_mask];
-      if (packed_count(run) != 0 && out_end - out >= 8 * packed_a_refill) {
+      if (packed_count(run) != 0 && out_end - out >= packed_room) {
         for (unsigned k = 0; k < packed_a_refill; ++k) {
           std::uint64_t literals = run >> 8;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
