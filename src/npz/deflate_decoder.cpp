@@ -928,7 +928,8 @@ alignas(64) constexpr std::array<std::uint8_t, 64> packed_lane_bits = [] {
   }
   return bits;
 }();
-alignas(64) constexpr std::array<std::uint8_t, 64> packed_iota = [] {
+// The bytes 0-63, each lane's own number (a bit position, an index).
+alignas(64) constexpr std::array<std::uint8_t, 64> byte_positions = [] {
   std::array<std::uint8_t, 64> iota{};
   for (std::size_t i = 0; i < 64; ++i) iota[i] = static_cast<std::uint8_t>(i);
   return iota;
@@ -943,7 +944,7 @@ NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned 
     entry_bytes<3>(table, byte);
   } else {
     const __m512i entry = _mm512_slli_epi16(
-        _mm512_and_si512(_mm512_load_si512(packed_iota.data()), _mm512_set1_epi8(static_cast<char>(low_bits(root)))),
+        _mm512_and_si512(_mm512_load_si512(byte_positions.data()), _mm512_set1_epi8(static_cast<char>(low_bits(root)))),
         2); // no carry: below 64
     const __m512i low = _mm512_loadu_si512(table);
     const __m512i high = _mm512_loadu_si512(table + 16);
@@ -1072,12 +1073,7 @@ constexpr std::size_t vector_lengths_paying = 12;
   const __m512i used_high = _mm512_loadu_si512(table + 64);
   const __m512i value_low = _mm512_loadu_si512(table + 128);
   const __m512i value_high = _mm512_loadu_si512(table + 192);
-  alignas(64) static constexpr std::array<std::uint8_t, 64> positions = [] {
-    std::array<std::uint8_t, 64> p{};
-    for (std::size_t i = 0; i < 64; ++i) p[i] = static_cast<std::uint8_t>(i);
-    return p;
-  }();
-  const __m512i iota = _mm512_load_si512(positions.data());
+  const __m512i iota = _mm512_load_si512(byte_positions.data());
   const __m512i index_mask = _mm512_set1_epi8(0x7F);
   std::uint8_t* const lengths = code.lengths + code.first;
   const std::size_t end = code.end;
@@ -1228,11 +1224,6 @@ NPYGUARD_VBMI void make_window(walk_state& state, const std::uint8_t* table) noe
     for (std::size_t i = 0; i < 64; ++i) c[i] = static_cast<std::uint8_t>(i % 8);
     return c;
   }();
-  alignas(64) static constexpr std::array<std::uint8_t, 64> positions = [] {
-    std::array<std::uint8_t, 64> c{};
-    for (std::size_t i = 0; i < 64; ++i) c[i] = static_cast<std::uint8_t>(i);
-    return c;
-  }();
   const unsigned w = state.made++;
   const __m512i control = _mm512_load_si512(controls.data());
   const __m512i low4 = _mm512_set1_epi8(0x0F);
@@ -1256,7 +1247,7 @@ NPYGUARD_VBMI void make_window(walk_state& state, const std::uint8_t* table) noe
   _mm512_store_si512(state.jump1.data() + at, used);
   if (w == 0) return;
   // Window w - 1's jump of two: its jump of one, and the unit's there.
-  const __m512i iota = _mm512_load_si512(positions.data());
+  const __m512i iota = _mm512_load_si512(byte_positions.data());
   const unsigned before = (at + ring - 64) % ring;
   const __m512i used_before = _mm512_load_si512(state.jump1.data() + before);
   const __m512i two =
