@@ -474,6 +474,34 @@ bytes match_run(unsigned length, unsigned distance) {
                    });
 }
 
+// Matches of `length` (3-10) at `distance` (1-8), each as short as a match
+// can be: a length code of 1 bit, one distance code of 1 bit and its extra
+// bits (distance 8: 1), after `distance` literals 'a' of 2 bits (the end of
+// block 2 bits). match_run_2bit: 2 bits a match, 4 matches a compressed
+// byte; match_run_8: 3 bits, each copy reading the bytes three copies
+// before wrote.
+bytes short_matches(unsigned length, unsigned distance) {
+  const unsigned symbol = distance <= 4 ? distance - 1 : 4 + (distance - 5) / 2;
+  const unsigned extra = distance <= 4 ? 0 : 1;
+  std::vector<unsigned> litlen(257 + length - 2, 0);
+  litlen['a'] = 2;
+  litlen[256] = 2;
+  litlen[257 + length - 3] = 1;
+  std::vector<unsigned> distances(symbol + 1, 0);
+  distances[symbol] = 1;
+  bool first = true;
+  return one_block(litlen, distances,
+                   [&](bit_writer& w, const std::vector<unsigned>& codes, const std::vector<unsigned>& far) {
+                     if (first) {
+                       for (unsigned i = 0; i < distance; ++i) w.code(codes['a'], 2);
+                     }
+                     first = false;
+                     w.code(codes[257 + length - 3], 1);
+                     w.code(far[symbol], 1);
+                     if (extra != 0) w.put((distance - 5) % 2, extra);
+                   });
+}
+
 // bench/npz_crafted.py's one_symbol: fixed blocks of one literal each.
 bytes one_literal_blocks() {
   std::mt19937 rng(4);
@@ -547,6 +575,10 @@ const bytes& stream_named(const std::string& name) {
     stream = literal_3bit_run();
   } else if (name == "match_run") {
     stream = match_run(3, 1);
+  } else if (name == "match_run_2bit") {
+    stream = short_matches(3, 1);
+  } else if (name == "match_run_8") {
+    stream = short_matches(3, 8);
   } else if (name == "match_run_10_2") {
     stream = match_run(10, 2);
   } else if (name == "short_lengths_2") {
@@ -666,14 +698,13 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",      "float64_l6",      "float64_l9",       "small_ints_l1",     "small_ints_l6",
-        "small_ints_l9",   "runs20_l6",       "runs35_l6",        "bools_l1",          "bools_l6",
-        "bools_l9",        "text_l1",         "text_l6",          "text_l9",           "max_tree",
-        "dense_tree_2",    "dense_tree_5",    "dense_short",      "tiny_tree",         "tiny_tree_4",
-        "literal_run",     "literal_pairs",   "literal_3bit_run", "match_run",         "match_run_10_2",
-        "short_lengths_2", "short_lengths_5", "short_distance_5", "mixed_tree_5",      "flip_tree_5",
-        "exit_tree_5",     "flip_short_5",    "flush_64",         "one_literal_fixed", "stored_empty",
-        "stored_16"}) {
+       {"float64_l1",     "float64_l6",     "float64_l9",  "small_ints_l1",   "small_ints_l6",    "small_ints_l9",
+        "runs20_l6",      "runs35_l6",      "bools_l1",    "bools_l6",        "bools_l9",         "text_l1",
+        "text_l6",        "text_l9",        "max_tree",    "dense_tree_2",    "dense_tree_5",     "dense_short",
+        "tiny_tree",      "tiny_tree_4",    "literal_run", "literal_pairs",   "literal_3bit_run", "match_run",
+        "match_run_10_2", "match_run_2bit", "match_run_8", "short_lengths_2", "short_lengths_5",  "short_distance_5",
+        "mixed_tree_5",   "flip_tree_5",    "exit_tree_5", "flip_short_5",    "flush_64",         "one_literal_fixed",
+        "stored_empty",   "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

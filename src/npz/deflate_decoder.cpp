@@ -440,9 +440,99 @@ constexpr unsigned packed_scalar_bits = 4;
 constexpr unsigned short_literal_bits = 3;
 constexpr unsigned packed_a_refill = 4;
 static_assert(packed_a_refill * packed_index_bits <= 56, "a refill's entries need no check of the bit count");
-constexpr std::ptrdiff_t packed_room = std::ptrdiff_t{8} * packed_a_refill; // their stores
 constexpr std::uint64_t packed_used(std::uint64_t entry) noexcept { return entry & 15U; }
 constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (entry >> 4) & 15U; }
+
+// A block whose matches are short has them several a lookup too, once it
+// has had run_trigger of them the ordinary way (a lookup of a match's
+// length code, then of its distance code: about 14 cycles a match on the
+// bit buffer's chain, so that matches of 2 bits, a length code and a
+// distance code of 1 bit each, cost 8 times what ordinary data does per
+// compressed byte). The table is built then (add_runs: about what 32
+// matches cost the ordinary way), so that a block pays for it at most about
+// twice what it would have paid without (a block of fewer matches pays
+// nothing). An entry that ends in a run, bit 63 set:
+//   bits 0-3    the bits the whole entry takes
+//   bits 4-7    how many literals before the run (0-2)
+//   bits 8-23   those literals
+//   bits 24-33  the run's length
+//   bits 34-49  its distance
+// a run: the matches whose codes lie whole in the index bits after the
+// literals, one after the other at the same distance (one match of their
+// lengths together: a copy goes on as the one before left off). At most
+// packed_index_bits / 2 matches of 258 bytes.
+constexpr unsigned run_trigger = 64;
+constexpr std::uint64_t run_never = ~std::uint64_t{0};
+constexpr unsigned packed_run_literals = 2;
+constexpr unsigned packed_length_at = 24;
+constexpr unsigned packed_distance_at = 34;
+constexpr std::uint64_t packed_run_flag = std::uint64_t{1} << 63;
+constexpr std::uint64_t packed_run_length(std::uint64_t entry) noexcept { return (entry >> packed_length_at) & 1023U; }
+constexpr std::uint64_t packed_run_distance(std::uint64_t entry) noexcept {
+  return (entry >> packed_distance_at) & 0xFFFFU;
+}
+// A run's stores from where its entry starts: the literals' 8 bytes, up to
+// 3 * 258 bytes of matches and 8 bytes past them.
+constexpr std::ptrdiff_t packed_run_room = 1024;
+static_assert(packed_run_literals + (packed_index_bits / 2) * 258 + 8 <= packed_run_room, "a run's stores fit");
+// Whether the fast loop takes `entry` by packed_ with `done` bytes of this
+// call's output before it and `room` after: literals with room for their 8
+// bytes, or a run with room for its stores and its distance within them.
+inline bool packed_fits(std::uint64_t entry, std::ptrdiff_t done, std::ptrdiff_t room) noexcept {
+  if ((entry & packed_run_flag) == 0) return packed_count(entry) != 0 && room >= 8;
+  return room >= packed_run_room && static_cast<std::ptrdiff_t>(packed_run_distance(entry)) <=
+                                        done + static_cast<std::ptrdiff_t>(packed_count(entry));
+}
+
+// One match whose codes (and extra bits) lie whole in the low `avail` bits
+// of `bits`, the bits above them 0: its length, distance and the bits it
+// takes; bits 0 if none.
+struct short_match {
+  unsigned length = 0;
+  unsigned distance = 0;
+  unsigned bits = 0;
+};
+short_match match_in(const std::uint32_t* litlen, unsigned litlen_root, const std::uint32_t* distances,
+                     unsigned distance_root, std::uint64_t bits, unsigned avail) noexcept {
+  const std::uint32_t entry = litlen[bits & low_bits(litlen_root)];
+  if ((entry & (literal_flag | end_of_block_flag | invalid_flag | subtable_flag)) != 0) return {};
+  unsigned used = code_bits(entry) + extra_bits(entry);
+  if (used > avail) return {};
+  const unsigned length =
+      entry_value(entry) + static_cast<unsigned>((bits >> code_bits(entry)) & low_bits(extra_bits(entry)));
+  bits >>= used;
+  const std::uint32_t far = distances[bits & low_bits(distance_root)];
+  if ((far & (invalid_flag | subtable_flag)) != 0) return {};
+  used += code_bits(far) + extra_bits(far);
+  if (used > avail) return {};
+  return {length, entry_value(far) + static_cast<unsigned>((bits >> code_bits(far)) & low_bits(extra_bits(far))), used};
+}
+
+// Adds to packed_'s entries of at most packed_run_literals literals the run
+// that follows them in their index bits, if any; whether one was added.
+bool add_runs(const std::uint32_t* litlen, unsigned litlen_root, const std::uint32_t* distances, unsigned distance_root,
+              unsigned index_bits, std::uint64_t* packed) noexcept {
+  bool any = false;
+  for (unsigned index = 0; index < (1U << index_bits); ++index) {
+    const std::uint64_t entry = packed[index];
+    if (packed_count(entry) > packed_run_literals) continue;
+    auto used = static_cast<unsigned>(packed_used(entry));
+    std::uint64_t bits = index >> used;
+    const short_match first = match_in(litlen, litlen_root, distances, distance_root, bits, index_bits - used);
+    if (first.bits == 0) continue;
+    std::uint64_t length = 0;
+    for (short_match next = first; next.bits != 0 && next.distance == first.distance;
+         next = match_in(litlen, litlen_root, distances, distance_root, bits, index_bits - used)) {
+      length += next.length;
+      used += next.bits;
+      bits >>= next.bits;
+    }
+    packed[index] = (entry & 0xFFFFF0U) | used | length << packed_length_at |
+                    std::uint64_t{first.distance} << packed_distance_at | packed_run_flag;
+    any = true;
+  }
+  return any;
+}
 
 // Whether the literal/length table (root index bits `root`) has a literal
 // of at most `shortest` bits (short_literal_bits at most). (Random float64
@@ -532,7 +622,12 @@ inline void copy_pattern(unsigned char* out, std::size_t distance, std::size_t l
   copy_within(out, distance, length);
 #else
   if (distance == 1) {
-    std::memset(out, out[-1], length);
+    if (length > 32) {
+      std::memset(out, out[-1], length);
+      return;
+    }
+    const std::uint64_t run = std::uint64_t{out[-1]} * patterns[1].repeat;
+    for (std::size_t at = 0; at < length; at += 8) std::memcpy(out + at, &run, 8);
     return;
   }
   const pattern_of_distance& shape = patterns[distance];
@@ -541,6 +636,23 @@ inline void copy_pattern(unsigned char* out, std::size_t distance, std::size_t l
   const std::size_t step = shape.step;
   for (std::size_t at = step; at < length; at += step) std::memcpy(out + at, out + at - step, 8);
 #endif
+}
+
+// A match within this call's output with room for 8 bytes past it (the
+// fast loop).
+inline void copy_fast(unsigned char* out, std::size_t distance, std::size_t length) noexcept {
+  if (distance < 8) {
+    copy_pattern(out, distance, length);
+    return;
+  }
+  const unsigned char* from = out - distance;
+  unsigned char* to = out;
+  unsigned char* const end = out + length;
+  do {
+    std::memcpy(to, from, 8);
+    to += 8;
+    from += 8;
+  } while (to < end);
 }
 
 // The first `filled` entries of a code length code's table copied after
@@ -1787,7 +1899,8 @@ deflate_decoder::step deflate_decoder::read_block_header(cursor& c) noexcept {
   }
   litlen_table_ = fixed_litlen_.data();
   litlen_root_ = fixed_litlen_root_;
-  packed_on_ = false; // no literal code shorter than 8 bits
+  packed_on_ = false;         // no literal code shorter than 8 bits
+  run_countdown_ = run_never; // no match shorter than 8 bits
   distance_table_ = fixed_distance_.data();
   distance_root_ = fixed_distance_root_;
   state_ = state::codes;
@@ -2018,6 +2131,7 @@ deflate_decoder::step deflate_decoder::build_dynamic_tables() noexcept {
   litlen_table_ = nullptr;
   distance_table_ = nullptr;
   packed_on_ = false; // a code of one symbol (the end of block) or a complete one, packed once built
+  run_countdown_ = run_trigger;
   if (litlen_shape != code_shape::complete) {
     fill_table(code_kind::litlen, litlen_shape, litlen, litlen_.data(), litlen_.size(), litlen_root_bits, litlen_root_);
     litlen_table_ = litlen_.data();
@@ -2068,6 +2182,26 @@ void deflate_decoder::pack_literals() noexcept {
     build_packed_table(litlen_.data(), litlen_root_, packed_scalar_bits, packed_.data());
     packed_mask_ = low_bits(packed_scalar_bits);
   }
+}
+
+// packed_'s runs, once run_trigger matches of the block have been decoded
+// the ordinary way (and not again in the block); the literals' entries
+// first where the block has none. Where no match is short enough for the
+// index bits, packed_ stays as it was.
+void deflate_decoder::pack_runs() noexcept {
+  run_countdown_ = run_never;
+  const unsigned index_bits = vector_lengths_ ? packed_index_bits : packed_scalar_bits;
+  if (shortest_[0] + shortest_[1] > index_bits) return; // no match fits
+  if (!packed_on_) {
+    if (vector_lengths_) {
+      build_packed_table_vbmi(litlen_table_, litlen_root_, packed_.data());
+    } else {
+      build_packed_table(litlen_table_, litlen_root_, packed_scalar_bits, packed_.data());
+    }
+    packed_mask_ = low_bits(index_bits);
+  }
+  const bool any = add_runs(litlen_table_, litlen_root_, distance_table_, distance_root_, index_bits, packed_.data());
+  packed_on_ = packed_on_ || any;
 }
 
 std::uint32_t deflate_decoder::litlen_entry(std::uint64_t bits, unsigned& length) const noexcept {
@@ -2211,9 +2345,11 @@ deflate_decoder::step deflate_decoder::decode_one(cursor& c) noexcept {
 // of the bit count is needed (a refill leaves at least 56 bits, a unit takes
 // at most 48); matches are copied 8 bytes at a time where a long match's
 // room remains, exactly (and kept pending if they do not fit) elsewhere.
-// `packed`: literals several a lookup by packed_ first (8 bytes stored
-// whatever their count, up to packed_a_refill entries a refill) where room
-// for the stores remains.
+// `packed`: literals, and runs of short matches, several a lookup by
+// packed_ first (8 bytes stored whatever the literals' count, up to
+// packed_a_refill entries a refill) where room for the stores remains (and
+// a run's distance lies within this call's output). The matches decoded the
+// ordinary way count down to pack_runs.
 template <bool packed>
 deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
   static_assert(max_unit_bits <= 56, "a unit fits in a refilled buffer");
@@ -2232,6 +2368,7 @@ deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
   unsigned char* const out_begin = c.out_begin;
   std::uint64_t bits = c.bits;
   unsigned count = c.count;
+  std::uint64_t run_countdown = run_countdown_;
   step result = step::next;
   while (in_end - in >= fast_input_room && out != out_end) {
     bits |= load_le64(in) << count;
@@ -2242,18 +2379,24 @@ deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
       // takes at most 6 bits of the 56 a refill leaves), so that the next
       // lookup waits on the bits the last took only.
       std::uint64_t run = packed_table[bits & packed_mask];
-      if (packed_count(run) != 0 && out_end - out >= packed_room) {
-        for (unsigned k = 0; k < packed_a_refill; ++k) {
+      if (packed_fits(run, out - out_begin, out_end - out)) {
+        for (unsigned k = 1;; ++k) {
           std::uint64_t literals = run >> 8;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
           literals = __builtin_bswap64(literals);
 #endif
           std::memcpy(out, &literals, sizeof literals);
           out += packed_count(run);
+          if ((run & packed_run_flag) != 0) {
+            const auto length = static_cast<std::size_t>(packed_run_length(run));
+            copy_fast(out, static_cast<std::size_t>(packed_run_distance(run)), length);
+            out += length;
+          }
           bits >>= packed_used(run);
           count -= static_cast<unsigned>(packed_used(run));
+          if (k == packed_a_refill) break;
           run = packed_table[bits & packed_mask];
-          if (packed_count(run) == 0) break;
+          if (!packed_fits(run, out - out_begin, out_end - out)) break;
         }
         continue;
       }
@@ -2303,19 +2446,14 @@ deflate_decoder::step deflate_decoder::decode_fast(cursor& c) noexcept {
       if (result != step::next) break;
       continue;
     }
-    const unsigned char* from = out - distance;
-    if (distance >= 8) {
-      unsigned char* to = out;
-      unsigned char* const end = out + length;
-      do {
-        std::memcpy(to, from, 8);
-        to += 8;
-        from += 8;
-      } while (to < end);
-    } else {
-      copy_pattern(out, distance, length);
-    }
+    copy_fast(out, distance, length);
     out += length;
+    if (--run_countdown == 0) break; // pack_runs, then the loop again
+  }
+  if (run_countdown == 0) {
+    pack_runs();
+  } else {
+    run_countdown_ = run_countdown;
   }
   c.in = in;
   c.out = out;

@@ -111,6 +111,7 @@ private:
   template <bool packed>
   step decode_fast(cursor& c) noexcept;
   void pack_literals() noexcept;
+  void pack_runs() noexcept;
   template <bool before_tables>
   [[gnu::noinline]] step decode_one(cursor& c) noexcept;
   std::uint32_t litlen_entry(std::uint64_t bits, unsigned& length) const noexcept;
@@ -161,6 +162,9 @@ private:
   alignas(64) std::array<std::uint64_t, 64> packed_{};
   std::uint64_t packed_mask_ = 0;
   bool packed_on_ = false;
+  // The matches a dynamic block has left to decode the ordinary way before
+  // its short matches are added to packed_ (pack_runs).
+  std::uint64_t run_countdown_ = ~std::uint64_t{0};
 
   // A dynamic header being read.
   std::array<std::uint8_t, 19> precode_lengths_{};
