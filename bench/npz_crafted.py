@@ -71,6 +71,10 @@ The families (hostile / benign):
                   for every 3 bits / as max_tree
   match_run_10_2  as match_run, matches of 10 bytes at distance 2 (about 27
                   output bytes a compressed byte) / as max_tree
+  match_run_2bit  one block of 2-bit matches of 3 bytes at distance 1 (12
+                  output bytes a compressed byte) / as max_tree
+  match_run_8     as match_run_2bit at distance 8, 3 bits a match / as
+                  max_tree
   short_lengths   as dense_tree, every code length written on its own with
                   1-4 bit codes (about 56 header bytes a block) / as max_tree
   short_distance  as short_lengths with one distance code of one bit (HDIST 1;
@@ -679,6 +683,31 @@ def family_match_run_10_2(size):
     return match_run_member(size, 10, 2, b"ab")
 
 
+def short_match_member(size, distance_symbol, extra, lead):
+    """One block of matches of 3 bytes, each a length code of 1 bit ('a' and the end of block 2 bits) and one
+    distance code of 1 bit with its extra bits (`extra`, a bit string), at the distance of the lead (the
+    pattern the matches repeat)."""
+    litlen = [0] * 258
+    for symbol, length in ((257, 1), (ord("a"), 2), (256, 2)):
+        litlen[symbol] = length
+    distances = [0] * (distance_symbol + 1)
+    distances[distance_symbol] = 1
+    block, units = short_code_block(litlen, distances, lambda c, d: format(c[257], "01b") + "0" + extra, size)
+    return block_member(size, block, 3 * units, fill=lead, lead=lead)
+
+
+def family_match_run_2bit(size):
+    """One block of matches of 3 bytes at distance 1, each 2 bits (a length code and one distance code of 1
+    bit): 12 output bytes a compressed byte, the most matches a compressed byte can hold."""
+    return short_match_member(size, 0, "", b"a")
+
+
+def family_match_run_8(size):
+    """As match_run_2bit at distance 8 (distance code 5, its extra bit 1), 3 bits a match: each copy reads
+    bytes that up to three copies before wrote."""
+    return short_match_member(size, 5, "1", b"abcdefgh")
+
+
 def family_short_lengths(size):
     return tree_blocks(size, short_lengths_block(5), 5)
 
@@ -694,7 +723,7 @@ def family_mixed_tree(size):
 
 DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "dense_short", "short_lengths",
                     "short_distance", "mixed_tree", "tiny_tree", "literal_run", "literal_pairs", "literal_3bit_run",
-                    "match_run", "match_run_10_2")
+                    "match_run", "match_run_10_2", "match_run_2bit", "match_run_8")
 
 
 def ordinary(size):
