@@ -502,6 +502,24 @@ bytes short_matches(unsigned length, unsigned distance) {
                    });
 }
 
+// Matches of 3 bytes at distances 1 and 2 in turn, each 2 bits (a length
+// code of 1 bit, two distance codes of 1 bit; 'a' and the end of block 2
+// bits): no two matches in a row at one distance.
+bytes alternating_matches() {
+  std::vector<unsigned> litlen(258, 0);
+  litlen['a'] = 2;
+  litlen[256] = 2;
+  litlen[257] = 1;
+  bool first = true;
+  return one_block(litlen, {1, 1},
+                   [&](bit_writer& w, const std::vector<unsigned>& codes, const std::vector<unsigned>& far) {
+                     if (first) w.code(codes['a'], 2).code(codes['a'], 2);
+                     first = false;
+                     w.code(codes[257], 1).code(far[0], 1);
+                     w.code(codes[257], 1).code(far[1], 1);
+                   });
+}
+
 // bench/npz_crafted.py's one_symbol: fixed blocks of one literal each.
 bytes one_literal_blocks() {
   std::mt19937 rng(4);
@@ -579,6 +597,8 @@ const bytes& stream_named(const std::string& name) {
     stream = short_matches(3, 1);
   } else if (name == "match_run_8") {
     stream = short_matches(3, 8);
+  } else if (name == "match_run_alt") {
+    stream = alternating_matches();
   } else if (name == "match_run_10_2") {
     stream = match_run(10, 2);
   } else if (name == "short_lengths_2") {
@@ -698,13 +718,13 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",     "float64_l6",     "float64_l9",  "small_ints_l1",   "small_ints_l6",    "small_ints_l9",
-        "runs20_l6",      "runs35_l6",      "bools_l1",    "bools_l6",        "bools_l9",         "text_l1",
-        "text_l6",        "text_l9",        "max_tree",    "dense_tree_2",    "dense_tree_5",     "dense_short",
-        "tiny_tree",      "tiny_tree_4",    "literal_run", "literal_pairs",   "literal_3bit_run", "match_run",
-        "match_run_10_2", "match_run_2bit", "match_run_8", "short_lengths_2", "short_lengths_5",  "short_distance_5",
-        "mixed_tree_5",   "flip_tree_5",    "exit_tree_5", "flip_short_5",    "flush_64",         "one_literal_fixed",
-        "stored_empty",   "stored_16"}) {
+       {"float64_l1",        "float64_l6",     "float64_l9",  "small_ints_l1", "small_ints_l6",    "small_ints_l9",
+        "runs20_l6",         "runs35_l6",      "bools_l1",    "bools_l6",      "bools_l9",         "text_l1",
+        "text_l6",           "text_l9",        "max_tree",    "dense_tree_2",  "dense_tree_5",     "dense_short",
+        "tiny_tree",         "tiny_tree_4",    "literal_run", "literal_pairs", "literal_3bit_run", "match_run",
+        "match_run_10_2",    "match_run_2bit", "match_run_8", "match_run_alt", "short_lengths_2",  "short_lengths_5",
+        "short_distance_5",  "mixed_tree_5",   "flip_tree_5", "exit_tree_5",   "flip_short_5",     "flush_64",
+        "one_literal_fixed", "stored_empty",   "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

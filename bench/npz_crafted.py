@@ -75,6 +75,8 @@ The families (hostile / benign):
                   output bytes a compressed byte) / as max_tree
   match_run_8     as match_run_2bit at distance 8, 3 bits a match / as
                   max_tree
+  match_run_alt   as match_run_2bit at distances 1 and 2 in turn / as
+                  max_tree
   short_lengths   as dense_tree, every code length written on its own with
                   1-4 bit codes (about 56 header bytes a block) / as max_tree
   short_distance  as short_lengths with one distance code of one bit (HDIST 1;
@@ -708,6 +710,17 @@ def family_match_run_8(size):
     return short_match_member(size, 5, "1", b"abcdefgh")
 
 
+def family_match_run_alt(size):
+    """Matches of 3 bytes at distances 1 and 2 in turn, each 2 bits (a length code of 1 bit, two distance
+    codes of 1 bit): no two matches in a row at one distance, after "aa"."""
+    litlen = [0] * 258
+    for symbol, length in ((257, 1), (ord("a"), 2), (256, 2)):
+        litlen[symbol] = length
+    block, units = short_code_block(litlen, [1, 1], lambda c, d: "".join(format(c[257], "01b") + far for far in "01"),
+                                    size)
+    return block_member(size, block, 6 * units, fill=b"a", lead=b"aa")
+
+
 def family_short_lengths(size):
     return tree_blocks(size, short_lengths_block(5), 5)
 
@@ -723,7 +736,8 @@ def family_mixed_tree(size):
 
 DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "dense_short", "short_lengths",
                     "short_distance", "mixed_tree", "tiny_tree", "literal_run", "literal_pairs", "literal_3bit_run",
-                    "match_run", "match_run_10_2", "match_run_2bit", "match_run_8")
+                    "match_run", "match_run_10_2", "match_run_2bit", "match_run_8",
+                    "match_run_alt")
 
 
 def ordinary(size):
