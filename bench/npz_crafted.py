@@ -685,16 +685,24 @@ def family_match_run_10_2(size):
     return match_run_member(size, 10, 2, b"ab")
 
 
-def short_match_member(size, distance_symbol, extra, lead):
-    """One block of matches of 3 bytes, each a length code of 1 bit ('a' and the end of block 2 bits) and one
-    distance code of 1 bit with its extra bits (`extra`, a bit string), at the distance of the lead (the
-    pattern the matches repeat)."""
+def short_match_block(size, distance_symbols, extras):
+    """short_code_block of matches of 3 bytes, each a length code of 1 bit ('a' and the end of block 2 bits)
+    and a distance code of 1 bit with its extra bits, the distance codes `distance_symbols` (one or two) in
+    turn, each with its extra bits (`extras`, bit strings)."""
     litlen = [0] * 258
     for symbol, length in ((257, 1), (ord("a"), 2), (256, 2)):
         litlen[symbol] = length
-    distances = [0] * (distance_symbol + 1)
-    distances[distance_symbol] = 1
-    block, units = short_code_block(litlen, distances, lambda c, d: format(c[257], "01b") + "0" + extra, size)
+    distances = [0] * (max(distance_symbols) + 1)
+    for symbol in distance_symbols:
+        distances[symbol] = 1
+    return short_code_block(litlen, distances, lambda c, d: "".join(
+        format(c[257], "01b") + format(d[symbol], "01b") + extra for symbol, extra in zip(distance_symbols, extras)),
+        size)
+
+
+def short_match_member(size, distance_symbol, extra, lead):
+    """One block of short_match_block at the distance of the lead (the pattern the matches repeat)."""
+    block, units = short_match_block(size, [distance_symbol], [extra])
     return block_member(size, block, 3 * units, fill=lead, lead=lead)
 
 
@@ -713,11 +721,7 @@ def family_match_run_8(size):
 def family_match_run_alt(size):
     """Matches of 3 bytes at distances 1 and 2 in turn, each 2 bits (a length code of 1 bit, two distance
     codes of 1 bit): no two matches in a row at one distance, after "aa"."""
-    litlen = [0] * 258
-    for symbol, length in ((257, 1), (ord("a"), 2), (256, 2)):
-        litlen[symbol] = length
-    block, units = short_code_block(litlen, [1, 1], lambda c, d: "".join(format(c[257], "01b") + far for far in "01"),
-                                    size)
+    block, units = short_match_block(size, [0, 1], ["", ""])
     return block_member(size, block, 6 * units, fill=b"a", lead=b"aa")
 
 

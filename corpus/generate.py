@@ -1060,6 +1060,18 @@ def inflate_streams():
     streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.tiny_tree_block(3000) + "110" + "0" * 7))
     streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.literal_pairs_block(700)[0] + "110" + "0" * 7))
     streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.match_run_block(700, 3, 1)[0] + "110" + "0" * 7))
+    # and short matches several a packed lookup: 2-bit matches at distance
+    # 1, at distances 1 and 2 in turn (after "zz"), and at distance 8 (after
+    # 8 literals), each past the 64 matches that build the runs
+    zz = npz_crafted.Bits()
+    zz.put(0, 1)
+    zz.put(1, 2)
+    for literal in b"zyxwvuts":
+        zz.huff(0x30 + literal, 8)
+    zz.huff(0, 7)
+    for distances, extras in (([0], [""]), ([0, 1], ["", ""]), ([5], ["1"])):
+        block = npz_crafted.short_match_block(700, distances, extras)[0]
+        streams.append(npz_crafted.bits_to_bytes(zz.text() + block + "110" + "0" * 7))
     def built(*fields):  # ("put", value, width) fields and ("huff", code, width) codes
         b = npz_crafted.Bits()
         for kind, value, width in fields:

@@ -291,42 +291,73 @@ struct bit_writer {
 // code holds only the bytes there and the end of block, each as short as a
 // complete code of them allows (one bit each for one byte value and the
 // end of block), no distance code: the literals of one to a few bits the
-// decoder takes several a lookup.
-inline void short_code_block(bit_writer& w, const std::string& data, std::size_t from, std::size_t to) {
-  std::array<unsigned, 258> lengths{}; // literal/length 0-256, then the distance code's one length (0)
+// decoder takes several a lookup. With `matches`, the bytes that repeat
+// those 1 or 2 before (3 to 10 at a time) are matches of lengths 3-10 (no
+// extra bits, the lengths used in the same complete code) at distances 1
+// and 2 (a code of one bit each): the short matches the decoder takes
+// several a lookup too, once a block has had 64.
+inline void short_code_block(bit_writer& w, const std::string& data, std::size_t from, std::size_t to,
+                             bool matches = false) {
+  struct unit {
+    unsigned symbol;   // a byte, or a length of 3-10 (257-264)
+    unsigned distance; // 1 or 2 for a length
+  };
+  std::vector<unit> units;
+  for (std::size_t i = from; i < to;) {
+    unsigned best = 0;
+    unsigned distance = 0;
+    for (unsigned d = 1; matches && d <= 2 && i >= d; ++d) {
+      unsigned n = 0;
+      while (n < 10 && i + n < to && data[i + n] == data[i + n - d]) ++n;
+      if (n >= 3 && n > best) {
+        best = n;
+        distance = d;
+      }
+    }
+    if (best != 0) {
+      units.push_back({257 + best - 3, distance});
+      i += best;
+    } else {
+      units.push_back({static_cast<unsigned char>(data[i]), 0});
+      ++i;
+    }
+  }
+  const unsigned litlen_count = matches ? 265 : 257;
+  std::array<unsigned, 267> lengths{}; // literal/length, then the distance code's one or two lengths
+  for (const unit& u : units) lengths[u.symbol] = 1;
+  lengths[256] = 1;
   std::vector<unsigned> symbols;
-  for (std::size_t i = from; i < to; ++i) lengths[static_cast<unsigned char>(data[i])] = 1;
-  for (unsigned symbol = 0; symbol < 256; ++symbol) {
+  for (unsigned symbol = 0; symbol < litlen_count; ++symbol) {
     if (lengths[symbol] != 0) symbols.push_back(symbol);
   }
-  symbols.push_back(256);
   unsigned bits = 1; // a complete code of n symbols: 2^bits - n of bits - 1 bits, the rest of `bits`
   while ((std::size_t{1} << bits) < symbols.size()) ++bits;
   const std::size_t shorter = (std::size_t{1} << bits) - symbols.size();
   for (std::size_t k = 0; k < symbols.size(); ++k) lengths[symbols[k]] = k < shorter ? bits - 1 : bits;
-  std::array<unsigned, 258> codes{}; // RFC 1951 section 3.2.2
+  std::array<unsigned, 265> codes{}; // RFC 1951 section 3.2.2
   std::array<unsigned, 17> count{};
-  for (std::size_t symbol = 0; symbol < 257; ++symbol) ++count[lengths[symbol]];
+  for (std::size_t symbol = 0; symbol < litlen_count; ++symbol) ++count[lengths[symbol]];
   count[0] = 0;
   std::array<unsigned, 17> next{};
   for (unsigned length = 1, code = 0; length <= 16; ++length) {
     code = (code + count[length - 1]) << 1;
     next[length] = code;
   }
-  for (std::size_t symbol = 0; symbol < 257; ++symbol) {
+  for (std::size_t symbol = 0; symbol < litlen_count; ++symbol) {
     if (lengths[symbol] != 0) codes[symbol] = next[lengths[symbol]]++;
   }
+  if (matches) lengths[litlen_count] = lengths[litlen_count + 1] = 1; // distances 1 and 2: codes 0 and 1
   w.put(0, 1);
-  w.put(2, 2);  // dynamic Huffman codes
-  w.put(0, 5);  // HLIT 257
-  w.put(0, 5);  // HDIST 1
-  w.put(15, 4); // HCLEN 19
+  w.put(2, 2);                  // dynamic Huffman codes
+  w.put(litlen_count - 257, 5); // HLIT
+  w.put(matches ? 1 : 0, 5);    // HDIST 2 or 1
+  w.put(15, 4);                 // HCLEN 19
   static const unsigned order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
   for (unsigned symbol : order) w.put(symbol < 16 ? 4 : 0, 3); // lengths 0-15 of 4 bits: code n is n
-  for (unsigned length : lengths) w.put_code(length, 4);
-  for (std::size_t i = from; i < to; ++i) {
-    const auto byte = static_cast<unsigned char>(data[i]);
-    w.put_code(codes[byte], lengths[byte]);
+  for (unsigned k = 0; k < litlen_count + (matches ? 2 : 1); ++k) w.put_code(lengths[k], 4);
+  for (const unit& u : units) {
+    w.put_code(codes[u.symbol], lengths[u.symbol]);
+    if (u.symbol > 256) w.put_code(u.distance - 1, 1);
   }
   w.put_code(codes[256], lengths[256]);
 }
@@ -334,10 +365,10 @@ inline void short_code_block(bit_writer& w, const std::string& data, std::size_t
 // A member's stream with crafted blocks before the rest of its bytes
 // (SPEC-npz.md section 9, "compressed bytes buy output"): `empty` empty
 // stored blocks, then the first `literals` bytes as fixed blocks of one
-// literal each, then the next `short_run` bytes as short_code_block, then
-// zlib's stream of what is left.
+// literal each, then the next `short_run` bytes as short_code_block (with
+// `matches` or not), then zlib's stream of what is left.
 inline std::string crafted_stream(const std::string& data, std::size_t empty, std::size_t literals,
-                                  std::size_t short_run = 0) {
+                                  std::size_t short_run = 0, bool matches = false) {
   bit_writer w;
   for (std::size_t i = 0; i < empty; ++i) w.empty_stored();
   literals = std::min(literals, data.size());
@@ -353,7 +384,7 @@ inline std::string crafted_stream(const std::string& data, std::size_t empty, st
     w.put_code(0, 7); // end of block
   }
   short_run = std::min(short_run, data.size() - literals);
-  if (short_run != 0) short_code_block(w, data, literals, literals + short_run);
+  if (short_run != 0) short_code_block(w, data, literals, literals + short_run, matches);
   w.empty_stored(); // back on a byte boundary
   return w.out + deflate_all(data.substr(literals + short_run), 6);
 }
@@ -468,8 +499,8 @@ inline void mutate(archive& a, std::mt19937& random, std::size_t max_size) {
     case 19:
       if (pick(2)) { // crafted deflate blocks before the member's bytes
         m.method = 8;
-        m.compressed =
-            crafted_stream(m.data, pick(2) ? pick(200) : 0, pick(2) ? pick(600) : 0, pick(2) ? pick(4000) : 0);
+        m.compressed = crafted_stream(m.data, pick(2) ? pick(200) : 0, pick(2) ? pick(600) : 0,
+                                      pick(2) ? pick(4000) : 0, pick(2) != 0);
         break;
       }
       m.name = crafted_name(m.name, a.members[pick(a.members.size())].name, pick(18), 1 + pick(20));
