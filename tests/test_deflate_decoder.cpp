@@ -1294,6 +1294,43 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
                                   600);
     CHECK(verdict_all_ways(stream) == inflate_verdict::ended);
   }
+  SECTION("runs near the end of the output asked for: nothing stored past it") {
+    // Runs of 774 bytes (three 2-bit matches of 258 at distance 1), and of
+    // 258 at distances 1 and 2 in turn, into outputs of 33-50 KiB each
+    // followed by guard bytes: past 32 KiB of a call's output the fast loop
+    // takes a refill's entries with no check of each (packed_open_room),
+    // so that its room test must hold four runs' stores.
+    const std::vector<bytes> streams = {
+        block_of({{285, 1}, {'a', 2}, {'b', 3}, {256, 3}}, {{0, 1}}, {{285, 0, 0, 0}}, 3000),
+        block_of({{285, 1}, {'a', 2}, {'b', 3}, {256, 3}}, {{0, 1}, {1, 1}}, {{285, 0, 0, 0}, {285, 0, 1, 0}}, 1500)};
+    constexpr std::size_t guard = 4096;
+    for (const bytes& stream : streams) {
+      bytes expected;
+      REQUIRE(verdict_all_ways(stream, &expected) == inflate_verdict::ended);
+      for (const bool vectors : {true, false}) {
+        for (const std::size_t chunk : {33000, 34567, 35000, 36100, 40000, 50001}) {
+          INFO("output " << chunk << (vectors ? ", vectors" : ""));
+          deflate_decoder ours;
+          ours.use_vector_lengths(vectors);
+          bytes out;
+          std::vector<unsigned char> buffer(chunk + guard);
+          std::size_t at = 0;
+          deflate_decoder::outcome result = deflate_decoder::outcome::more;
+          while (result != deflate_decoder::outcome::ended && out.size() <= expected.size()) {
+            std::fill(buffer.begin(), buffer.end(), 0xA5);
+            const auto step = ours.decode(stream.data() + at, stream.size() - at, buffer.data(), chunk);
+            REQUIRE(std::all_of(buffer.begin() + static_cast<std::ptrdiff_t>(chunk), buffer.end(),
+                                [](unsigned char byte) { return byte == 0xA5; }));
+            REQUIRE(step.result != deflate_decoder::outcome::corrupt);
+            out.insert(out.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(step.written));
+            at += step.consumed;
+            result = step.result;
+          }
+          CHECK(out == expected);
+        }
+      }
+    }
+  }
   SECTION("fewer matches than the trigger, then blocks past it back to back") {
     bit_writer w;
     for (const int matches : {10, 63, 64, 65, 3000}) {
