@@ -502,6 +502,43 @@ bytes short_matches(unsigned length, unsigned distance) {
                    });
 }
 
+// Blocks of `matches` 2-bit matches of 3 bytes at distance 1 each (the
+// smallest header for them: 'a' and the end of block 2 bits, the length 1
+// bit, one distance code of 1 bit; the lengths as runs of zeros and single
+// lengths): at 65, each block has the packed runs built after its 64th
+// match (pack_runs), the most that build can cost a block for its matches;
+// at 63, never.
+bytes trigger_blocks(unsigned matches) {
+  std::vector<unsigned> precode(19, 0);
+  precode[18] = 1;
+  precode[1] = 2;
+  precode[2] = 3;
+  precode[0] = 3;
+  const auto codes = canonical(precode);
+  bit_writer w;
+  fixed_literal(w, 'a');
+  while (w.size() < stream_target) {
+    dynamic_header(w, 258, 1, precode, 18); // HCLEN 18: up to symbol 1
+    const auto zeros = [&](unsigned count) {
+      w.code(codes[18], precode[18]);
+      w.put(count - 11, 7);
+    };
+    zeros('a');
+    w.code(codes[2], precode[2]); // 'a'
+    zeros(138);
+    zeros(256 - 'a' - 1 - 138);
+    w.code(codes[2], precode[2]);                                   // the end of block
+    w.code(codes[1], precode[1]);                                   // the length of 3
+    w.code(codes[1], precode[1]);                                   // distance code 0
+    for (unsigned i = 0; i < matches; ++i) w.code(0, 1).code(0, 1); // the length, then the distance
+    w.code(3, 2);                                                   // the end of block: 'a' 10, 256 11
+  }
+  w.put(1, 1);
+  w.put(1, 2);
+  w.code(0, 7);
+  return w.take();
+}
+
 // Matches of 3 bytes at distances 1 and 2 in turn, each 2 bits (a length
 // code of 1 bit, two distance codes of 1 bit; 'a' and the end of block 2
 // bits): no two matches in a row at one distance.
@@ -597,6 +634,8 @@ const bytes& stream_named(const std::string& name) {
     stream = short_matches(3, 1);
   } else if (name == "match_run_8") {
     stream = short_matches(3, 8);
+  } else if (name.rfind("trigger_", 0) == 0) {
+    stream = trigger_blocks(static_cast<unsigned>(std::stoul(name.substr(8))));
   } else if (name == "match_run_alt") {
     stream = alternating_matches();
   } else if (name == "match_run_10_2") {
@@ -718,13 +757,14 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("zlib/" + suffix).c_str(), [size](benchmark::State& s) { crc32_of(s, size, true); });
   }
   for (const char* name :
-       {"float64_l1",        "float64_l6",     "float64_l9",  "small_ints_l1", "small_ints_l6",    "small_ints_l9",
-        "runs20_l6",         "runs35_l6",      "bools_l1",    "bools_l6",      "bools_l9",         "text_l1",
-        "text_l6",           "text_l9",        "max_tree",    "dense_tree_2",  "dense_tree_5",     "dense_short",
-        "tiny_tree",         "tiny_tree_4",    "literal_run", "literal_pairs", "literal_3bit_run", "match_run",
-        "match_run_10_2",    "match_run_2bit", "match_run_8", "match_run_alt", "short_lengths_2",  "short_lengths_5",
-        "short_distance_5",  "mixed_tree_5",   "flip_tree_5", "exit_tree_5",   "flip_short_5",     "flush_64",
-        "one_literal_fixed", "stored_empty",   "stored_16"}) {
+       {"float64_l1",      "float64_l6",        "float64_l9",   "small_ints_l1", "small_ints_l6",    "small_ints_l9",
+        "runs20_l6",       "runs35_l6",         "bools_l1",     "bools_l6",      "bools_l9",         "text_l1",
+        "text_l6",         "text_l9",           "max_tree",     "dense_tree_2",  "dense_tree_5",     "dense_short",
+        "tiny_tree",       "tiny_tree_4",       "literal_run",  "literal_pairs", "literal_3bit_run", "match_run",
+        "match_run_10_2",  "match_run_2bit",    "match_run_8",  "match_run_alt", "trigger_20",       "trigger_67",
+        "trigger_69",      "trigger_200",       "trigger_518",  "trigger_600",   "trigger_1000",     "short_lengths_2",
+        "short_lengths_5", "short_distance_5",  "mixed_tree_5", "flip_tree_5",   "exit_tree_5",      "flip_short_5",
+        "flush_64",        "one_literal_fixed", "stored_empty", "stored_16"}) {
     const std::string stream = name;
     benchmark::RegisterBenchmark(("ours/" + stream).c_str(), [stream](benchmark::State& s) {
       ours(s, stream, true);

@@ -295,7 +295,7 @@ struct bit_writer {
 // those 1 or 2 before (3 to 10 at a time) are matches of lengths 3-10 (no
 // extra bits, the lengths used in the same complete code) at distances 1
 // and 2 (a code of one bit each): the short matches the decoder takes
-// several a lookup too, once a block has had 64.
+// several a lookup too, once a block has had 512.
 inline void short_code_block(bit_writer& w, const std::string& data, std::size_t from, std::size_t to,
                              bool matches = false) {
   struct unit {

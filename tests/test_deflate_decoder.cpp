@@ -1163,7 +1163,7 @@ TEST_CASE("deflate_decoder: literals several a lookup where the literal/length c
 }
 
 TEST_CASE("deflate_decoder: matches several a lookup where their codes are short", "[deflate]") {
-  // Once a dynamic block has decoded 64 matches the ordinary way, its
+  // Once a dynamic block has decoded 512 matches the ordinary way, its
   // matches whose length and distance codes (and extra bits) lie whole in
   // packed_'s index bits (6 with vectors, 4 without) are added to it
   // (pack_runs): after up to 2 literals, a run of matches at one distance,
@@ -1333,7 +1333,7 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
   }
   SECTION("fewer matches than the trigger, then blocks past it back to back") {
     bit_writer w;
-    for (const int matches : {10, 63, 64, 65, 3000}) {
+    for (const int matches : {10, 515, 516, 517, 3000}) { // the first 4 units before the tables
       std::vector<unsigned> litlen(258, 0);
       litlen['a'] = 2;
       litlen[256] = 2;
@@ -1348,6 +1348,6 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
     }
     bytes out;
     CHECK(verdict_all_ways(w.done(), &out) == inflate_verdict::ended);
-    CHECK(out.size() == 5 + 3 * (10 + 63 + 64 + 65 + 3000));
+    CHECK(out.size() == 5 + 3 * (10 + 515 + 516 + 517 + 3000));
   }
 }

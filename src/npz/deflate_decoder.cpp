@@ -448,10 +448,15 @@ constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (ent
 // length code, then of its distance code: about 14 cycles a match on the
 // bit buffer's chain, so that matches of 2 bits, a length code and a
 // distance code of 1 bit each, cost 8 times what ordinary data does per
-// compressed byte). The table is built then (add_runs: about what 32
-// matches cost the ordinary way), so that a block pays for it at most about
-// twice what it would have paid without (a block of fewer matches pays
-// nothing). An entry that ends in a run, bit 63 set:
+// compressed byte: 2.7 ns a compressed byte where runs are packed). The
+// table is built then (add_runs: about 550 cycles, what some 40 such
+// matches cost the ordinary way). The trigger is where a block just past
+// it costs no more per compressed byte than a block of such matches did
+// without runs: inflate_bench's trigger_518 23.5-23.7 ns, the worst before
+// 23.3-23.4 (match_run_2bit); at 64, trigger_69 cost 32.8 and at 256,
+// trigger_262 24.2. A block of fewer matches pays nothing; blocks of 2-bit
+// matches stay at 8 times ordinary data until a cheaper build lets the
+// trigger come down. An entry that ends in a run, bit 63 set:
 //   bits 0-3    the bits the whole entry takes
 //   bits 4-7    how many literals before the run (0-2)
 //   bits 8-23   those literals
@@ -465,7 +470,7 @@ constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (ent
 //   bits 50-61  its distance
 // (matches at distances 1 and 2 in turn: 14.9 to 10.2 ns a compressed
 // byte). At most packed_index_bits / 2 matches of 258 bytes in all.
-constexpr unsigned run_trigger = 64;
+constexpr unsigned run_trigger = 512;
 constexpr std::uint64_t run_never = ~std::uint64_t{0};
 constexpr unsigned packed_run_literals = 2;
 constexpr unsigned packed_length_at = 24;
@@ -536,21 +541,33 @@ short_match match_in(const std::uint32_t* litlen, unsigned litlen_root, const st
 // that follows them in their index bits, if any; whether one was added.
 bool add_runs(const std::uint32_t* litlen, unsigned litlen_root, const std::uint32_t* distances, unsigned distance_root,
               unsigned index_bits, std::uint64_t* packed) noexcept {
+  // The match at the start of each value of the index bits, once: a match
+  // after n bits of an index is the one at the start of index >> n if it
+  // takes no more than the index bits left (those above are 0 there).
+  std::array<short_match, std::size_t{1} << packed_index_bits> starts;
+  const unsigned size = 1U << index_bits;
+  bool some = false;
+  for (unsigned bits = 0; bits < size; ++bits) {
+    starts[bits] = match_in(litlen, litlen_root, distances, distance_root, bits, index_bits);
+    some = some || starts[bits].bits != 0;
+  }
+  if (!some) return false;
+  const auto match_at = [&](unsigned bits, unsigned used) {
+    const short_match& found = starts[bits];
+    return found.bits <= index_bits - used ? found : short_match{};
+  };
   bool any = false;
-  for (unsigned index = 0; index < (1U << index_bits); ++index) {
+  for (unsigned index = 0; index < size; ++index) {
     const std::uint64_t entry = packed[index];
     if (packed_count(entry) > packed_run_literals) continue;
     auto used = static_cast<unsigned>(packed_used(entry));
-    std::uint64_t bits = index >> used;
-    const short_match first = match_in(litlen, litlen_root, distances, distance_root, bits, index_bits - used);
+    const short_match first = match_at(index >> used, used);
     if (first.bits == 0) continue;
     std::uint64_t length = 0;
     short_match next = first;
-    for (; next.bits != 0 && next.distance == first.distance;
-         next = match_in(litlen, litlen_root, distances, distance_root, bits, index_bits - used)) {
+    for (; next.bits != 0 && next.distance == first.distance; next = match_at(index >> used, used)) {
       length += next.length;
       used += next.bits;
-      bits >>= next.bits;
     }
     std::uint64_t second = 0;
     // (A second run's distance fits its 12 bits: with a length code and a
@@ -559,11 +576,9 @@ bool add_runs(const std::uint32_t* litlen, unsigned litlen_root, const std::uint
     if (packed_count(entry) == 0 && next.bits != 0 && next.distance <= 0xFFFU) {
       const short_match start = next;
       std::uint64_t second_length = 0;
-      for (; next.bits != 0 && next.distance == start.distance;
-           next = match_in(litlen, litlen_root, distances, distance_root, bits, index_bits - used)) {
+      for (; next.bits != 0 && next.distance == start.distance; next = match_at(index >> used, used)) {
         second_length += next.length;
         used += next.bits;
-        bits >>= next.bits;
       }
       second = second_length << packed_second_length_at | std::uint64_t{start.distance} << packed_second_distance_at |
                packed_second_flag;
