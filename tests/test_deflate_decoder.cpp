@@ -1308,7 +1308,7 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
       bytes expected;
       REQUIRE(verdict_all_ways(stream, &expected) == inflate_verdict::ended);
       for (const bool vectors : {true, false}) {
-        for (const std::size_t chunk : {33000, 34567, 35000, 36100, 40000, 50001}) {
+        for (const std::size_t chunk : std::vector<std::size_t>{33000, 34567, 35000, 36100, 40000, 50001}) {
           INFO("output " << chunk << (vectors ? ", vectors" : ""));
           deflate_decoder ours;
           ours.use_vector_lengths(vectors);
