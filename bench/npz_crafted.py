@@ -77,6 +77,9 @@ The families (hostile / benign):
                   max_tree
   match_run_alt   as match_run_2bit at distances 1 and 2 in turn / as
                   max_tree
+  match_blocks    blocks of 518 2-bit matches, each with the smallest header
+                  for them: just past where the decoder packs a block's
+                  short matches (after 512) / as max_tree
   short_lengths   as dense_tree, every code length written on its own with
                   1-4 bit codes (about 56 header bytes a block) / as max_tree
   short_distance  as short_lengths with one distance code of one bit (HDIST 1;
@@ -598,6 +601,39 @@ def family_tiny_tree(size):
     return block_member(size, tiny_tree_block(16), 16, fill=b"a", lead=b"")
 
 
+def match_block(matches):
+    """The smallest dynamic header for 2-bit matches of 3 bytes at distance 1 (HLIT 258, HDIST 1: the length
+    of 3 1 bit, 'a' and the end of block 2 bits, one distance code of 1 bit; the code lengths as runs of zeros
+    and single lengths), then `matches` of them."""
+    code_length_lengths = [0] * 19
+    for symbol, length in ((18, 1), (1, 2), (2, 3), (0, 3)):
+        code_length_lengths[symbol] = length
+    codes = canonical_codes(code_length_lengths)
+    b = Bits()
+    b.put(0, 1)
+    b.put(2, 2)
+    b.put(1, 5)
+    b.put(0, 5)
+    b.put(18 - 4, 4)
+    for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15][:18]:
+        b.put(code_length_lengths[symbol], 3)
+    for unit in (ord("a"), 2, 138, 256 - ord("a") - 1 - 138, 2, 1, 1):
+        if unit <= 2:  # a single length: 'a' 2, the end of block 2, the length 1, the distance 1
+            b.huff(codes[unit], code_length_lengths[unit])
+        else:
+            b.huff(codes[18], code_length_lengths[18])
+            b.put(unit - 11, 7)
+    b.parts.append("00" * matches)  # the length ("0"), then the distance ("0")
+    b.huff(3, 2)  # the end of block ("11")
+    return b.text()
+
+
+def family_match_blocks(size):
+    """Blocks of match_block(518): the decoder packs a block's short matches after 512 of them, so that each
+    block pays for the packing and has 2 matches (6 bytes) after it."""
+    return block_member(size, match_block(518), 3 * 518, fill=b"a", lead=b"a")
+
+
 def family_literal_run(size):
     """One block of tiny_tree_block's codes, its data all 'a' of one bit each: about 8 output bytes a
     compressed byte, the most literals a compressed byte can hold."""
@@ -741,7 +777,7 @@ def family_mixed_tree(size):
 DEFLATE_FAMILIES = ("empty_blocks", "one_symbol", "flush_64", "max_tree", "dense_tree", "dense_short", "short_lengths",
                     "short_distance", "mixed_tree", "tiny_tree", "literal_run", "literal_pairs", "literal_3bit_run",
                     "match_run", "match_run_10_2", "match_run_2bit", "match_run_8",
-                    "match_run_alt")
+                    "match_run_alt", "match_blocks")
 
 
 def ordinary(size):
