@@ -448,12 +448,12 @@ constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (ent
 // length code, then of its distance code: about 14 cycles a match on the
 // bit buffer's chain, so that matches of 2 bits, a length code and a
 // distance code of 1 bit each, cost 8 times what ordinary data does per
-// compressed byte: 2.7 ns a compressed byte where runs are packed). The
+// compressed byte: 23 ns, against 4.2 where their runs are packed). The
 // table is built then (add_runs: about 550 cycles, what some 40 such
 // matches cost the ordinary way). The trigger is where a block just past
 // it costs no more per compressed byte than a block of such matches did
-// without runs: inflate_bench's trigger_518 23.5-23.7 ns, the worst before
-// 23.3-23.4 (match_run_2bit); at 64, trigger_69 cost 32.8 and at 256,
+// without runs: inflate_bench's trigger_518 22.9-23.7 ns, the worst before
+// 23.0-23.4 (match_run_2bit); at 64, trigger_69 cost 32.8 and at 256,
 // trigger_262 24.2. A block of fewer matches pays nothing; blocks of 2-bit
 // matches stay at 8 times ordinary data until a cheaper build lets the
 // trigger come down. An entry that ends in a run, bit 63 set:
