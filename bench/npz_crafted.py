@@ -565,35 +565,39 @@ def family_dense_short(size):
     return tree_blocks(size, dense_tree_block(1, 45), 1, 45)
 
 
-def tiny_tree_block(literals):
-    """The smallest dynamic headers that buy their output: HLIT 257, HDIST 1, HCLEN 18, two literal/length
-    codes of one bit ('a' and the end of block), no distance code, the code lengths as runs of zeros
-    (code length symbol 18) and two single lengths, about 13 header bytes; then `literals` literals of
-    one bit."""
+def small_header(hlit, lengths, units):
+    """A dynamic block's header (not final) with HLIT `hlit` + 257, HDIST 1 and HCLEN 18, the code length
+    code `lengths` (symbol: length), then `units`: a number over 2 is a run of that many zeros (symbol 18),
+    else a single length. Returns its bits."""
     code_length_lengths = [0] * 19
-    for symbol, length in ((18, 1), (0, 2), (1, 2)):
+    for symbol, length in lengths:
         code_length_lengths[symbol] = length
     codes = canonical_codes(code_length_lengths)
     b = Bits()
     b.put(0, 1)
     b.put(2, 2)
-    b.put(0, 5)
+    b.put(hlit, 5)
     b.put(0, 5)
     b.put(18 - 4, 4)
     for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15][:18]:
         b.put(code_length_lengths[symbol], 3)
-    for zeros in (ord("a"), None, 138, 256 - ord("a") - 1 - 138, None, 0):
-        if zeros is None:  # 'a', then the end of block: one bit each
-            b.huff(codes[1], code_length_lengths[1])
-        elif zeros == 0:  # the distance code's one length, 0
-            b.huff(codes[0], code_length_lengths[0])
+    for unit in units:
+        if unit <= 2:
+            b.huff(codes[unit], code_length_lengths[unit])
         else:
             b.huff(codes[18], code_length_lengths[18])
-            b.put(zeros - 11, 7)
-    if literals:
-        b.huff(0, literals)  # code 0 ("a") as often
-    b.huff(1, 1)
+            b.put(unit - 11, 7)
     return b.text()
+
+
+def tiny_tree_block(literals):
+    """The smallest dynamic headers that buy their output: HLIT 257, HDIST 1, HCLEN 18, two literal/length
+    codes of one bit ('a' and the end of block), no distance code, the code lengths as runs of zeros
+    (code length symbol 18) and two single lengths, about 13 header bytes; then `literals` literals of
+    one bit."""
+    # 'a' and the end of block one bit each, the distance code's one length 0
+    text = small_header(0, ((18, 1), (0, 2), (1, 2)), (ord("a"), 1, 138, 256 - ord("a") - 1 - 138, 1, 0))
+    return text + "0" * literals + "1"  # code 0 ("a") as often, then the end of block
 
 
 def family_tiny_tree(size):
@@ -605,27 +609,9 @@ def match_block(matches):
     """The smallest dynamic header for 2-bit matches of 3 bytes at distance 1 (HLIT 258, HDIST 1: the length
     of 3 1 bit, 'a' and the end of block 2 bits, one distance code of 1 bit; the code lengths as runs of zeros
     and single lengths), then `matches` of them."""
-    code_length_lengths = [0] * 19
-    for symbol, length in ((18, 1), (1, 2), (2, 3), (0, 3)):
-        code_length_lengths[symbol] = length
-    codes = canonical_codes(code_length_lengths)
-    b = Bits()
-    b.put(0, 1)
-    b.put(2, 2)
-    b.put(1, 5)
-    b.put(0, 5)
-    b.put(18 - 4, 4)
-    for symbol in [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15][:18]:
-        b.put(code_length_lengths[symbol], 3)
-    for unit in (ord("a"), 2, 138, 256 - ord("a") - 1 - 138, 2, 1, 1):
-        if unit <= 2:  # a single length: 'a' 2, the end of block 2, the length 1, the distance 1
-            b.huff(codes[unit], code_length_lengths[unit])
-        else:
-            b.huff(codes[18], code_length_lengths[18])
-            b.put(unit - 11, 7)
-    b.parts.append("00" * matches)  # the length ("0"), then the distance ("0")
-    b.huff(3, 2)  # the end of block ("11")
-    return b.text()
+    # 'a' 2, the end of block 2, the length 1, the distance 1
+    text = small_header(1, ((18, 1), (1, 2), (2, 3), (0, 3)), (ord("a"), 2, 138, 256 - ord("a") - 1 - 138, 2, 1, 1))
+    return text + "00" * matches + "11"  # the length ("0") and the distance ("0"), then the end of block ("11")
 
 
 def family_match_blocks(size):
