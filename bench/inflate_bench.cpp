@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <random>
@@ -360,6 +361,23 @@ bytes flush_64() {
   return deflate_raw(data, 9, 64);
 }
 
+// A dynamic block's header (not final) of HLIT litlen_count - 257, HDIST 1,
+// HCLEN 18 (up to code length symbol 1) and the code length code `precode`
+// (`codes` its codewords), its code lengths written as `units`: a number
+// over 2 a run of that many zeros (symbol 18), else a single length.
+void small_header(bit_writer& w, unsigned litlen_count, const std::vector<unsigned>& precode,
+                  const std::vector<std::uint32_t>& codes, std::initializer_list<unsigned> units) {
+  dynamic_header(w, litlen_count, 1, precode, 18);
+  for (const unsigned unit : units) {
+    if (unit <= 2) {
+      w.code(codes[unit], precode[unit]);
+      continue;
+    }
+    w.code(codes[18], precode[18]);
+    w.put(unit - 11, 7);
+  }
+}
+
 // The smallest dynamic headers that buy their output: HLIT 257, HDIST 1,
 // two literal/length codes of one bit ('a' and the end of block), no
 // distance code, the code lengths as runs of zeros (symbol 18) and two
@@ -376,17 +394,8 @@ bytes tiny_tree(unsigned literals) {
   bit_writer w;
   fixed_literal(w, 'a');
   while (w.size() < stream_target) {
-    dynamic_header(w, 257, 1, precode, 18); // HCLEN 18: up to symbol 1
-    const auto zeros = [&](unsigned count) {
-      w.code(codes[18], precode[18]);
-      w.put(count - 11, 7);
-    };
-    zeros('a');
-    w.code(codes[1], precode[1]);
-    zeros(138);
-    zeros(256 - 'a' - 1 - 138);
-    w.code(codes[1], precode[1]); // the end of block
-    w.code(codes[0], precode[0]); // no distance code
+    // 'a' and the end of block 1 bit, no distance code
+    small_header(w, 257, precode, codes, {'a', 1, 138, 256 - 'a' - 1 - 138, 1, 0});
     for (unsigned i = 0; i < literals; ++i) w.code(0, 1);
     w.code(1, 1);
   }
@@ -505,9 +514,10 @@ bytes short_matches(unsigned length, unsigned distance) {
 // Blocks of `matches` 2-bit matches of 3 bytes at distance 1 each (the
 // smallest header for them: 'a' and the end of block 2 bits, the length 1
 // bit, one distance code of 1 bit; the lengths as runs of zeros and single
-// lengths): at 65, each block has the packed runs built after its 64th
-// match (pack_runs), the most that build can cost a block for its matches;
-// at 63, never.
+// lengths): just past 516 (the decoder's trigger, 512, after the 4 units
+// decoded before a block's tables), each block has the packed runs built
+// (pack_runs) and gains little from them, the most that build can cost a
+// block for its matches; below, never.
 bytes trigger_blocks(unsigned matches) {
   std::vector<unsigned> precode(19, 0);
   precode[18] = 1;
@@ -518,18 +528,8 @@ bytes trigger_blocks(unsigned matches) {
   bit_writer w;
   fixed_literal(w, 'a');
   while (w.size() < stream_target) {
-    dynamic_header(w, 258, 1, precode, 18); // HCLEN 18: up to symbol 1
-    const auto zeros = [&](unsigned count) {
-      w.code(codes[18], precode[18]);
-      w.put(count - 11, 7);
-    };
-    zeros('a');
-    w.code(codes[2], precode[2]); // 'a'
-    zeros(138);
-    zeros(256 - 'a' - 1 - 138);
-    w.code(codes[2], precode[2]);                                   // the end of block
-    w.code(codes[1], precode[1]);                                   // the length of 3
-    w.code(codes[1], precode[1]);                                   // distance code 0
+    // 'a' and the end of block 2 bits, the length of 3 1 bit, distance code 0 1 bit
+    small_header(w, 258, precode, codes, {'a', 2, 138, 256 - 'a' - 1 - 138, 2, 1, 1});
     for (unsigned i = 0; i < matches; ++i) w.code(0, 1).code(0, 1); // the length, then the distance
     w.code(3, 2);                                                   // the end of block: 'a' 10, 256 11
   }
