@@ -556,6 +556,20 @@ bool add_runs(const std::uint32_t* litlen, unsigned litlen_root, const std::uint
     const short_match& found = starts[bits];
     return found.bits <= index_bits - used ? found : short_match{};
   };
+  // The run that `start` begins after `used` bits of `index`: its length,
+  // `used` moved past it, and the match after it (bits 0 if none).
+  struct run_end {
+    std::uint64_t length;
+    short_match next;
+  };
+  const auto run_from = [&](short_match start, unsigned index, unsigned& used) {
+    run_end run{0, start};
+    for (; run.next.bits != 0 && run.next.distance == start.distance; run.next = match_at(index >> used, used)) {
+      run.length += run.next.length;
+      used += run.next.bits;
+    }
+    return run;
+  };
   bool any = false;
   for (unsigned index = 0; index < size; ++index) {
     const std::uint64_t entry = packed[index];
@@ -563,27 +577,17 @@ bool add_runs(const std::uint32_t* litlen, unsigned litlen_root, const std::uint
     auto used = static_cast<unsigned>(packed_used(entry));
     const short_match first = match_at(index >> used, used);
     if (first.bits == 0) continue;
-    std::uint64_t length = 0;
-    short_match next = first;
-    for (; next.bits != 0 && next.distance == first.distance; next = match_at(index >> used, used)) {
-      length += next.length;
-      used += next.bits;
-    }
+    const run_end run = run_from(first, index, used);
     std::uint64_t second = 0;
     // (A second run's distance fits its 12 bits: with a length code and a
     // match before it in the index bits, its code and extra bits take at
     // most 5, a distance of at most 48.)
-    if (packed_count(entry) == 0 && next.bits != 0 && next.distance <= 0xFFFU) {
-      const short_match start = next;
-      std::uint64_t second_length = 0;
-      for (; next.bits != 0 && next.distance == start.distance; next = match_at(index >> used, used)) {
-        second_length += next.length;
-        used += next.bits;
-      }
-      second = second_length << packed_second_length_at | std::uint64_t{start.distance} << packed_second_distance_at |
+    if (packed_count(entry) == 0 && run.next.bits != 0 && run.next.distance <= 0xFFFU) {
+      const run_end more = run_from(run.next, index, used);
+      second = more.length << packed_second_length_at | std::uint64_t{run.next.distance} << packed_second_distance_at |
                packed_second_flag;
     }
-    packed[index] = (entry & 0xFFFFF0U) | used | length << packed_length_at |
+    packed[index] = (entry & 0xFFFFF0U) | used | run.length << packed_length_at |
                     std::uint64_t{first.distance} << packed_distance_at | packed_run_flag | second;
     any = true;
   }
