@@ -514,10 +514,10 @@ bytes short_matches(unsigned length, unsigned distance) {
 // Blocks of `matches` 2-bit matches of 3 bytes at distance 1 each (the
 // smallest header for them: 'a' and the end of block 2 bits, the length 1
 // bit, one distance code of 1 bit; the lengths as runs of zeros and single
-// lengths): just past 516 (the decoder's trigger, 512, after the 4 units
-// decoded before a block's tables), each block has the packed runs built
-// (pack_runs) and gains little from them, the most that build can cost a
-// block for its matches; below, never.
+// lengths): just past 20 (the decoder's trigger, 16, after the 4 units
+// decoded before a block's tables; 516 before), each block has the packed
+// runs built (pack_runs) and gains little from them, the most that build
+// can cost a block for its matches; below, never.
 bytes trigger_blocks(unsigned matches) {
   std::vector<unsigned> precode(19, 0);
   precode[18] = 1;
@@ -761,7 +761,8 @@ const int registered = [] {
         "runs20_l6",       "runs35_l6",         "bools_l1",     "bools_l6",      "bools_l9",         "text_l1",
         "text_l6",         "text_l9",           "max_tree",     "dense_tree_2",  "dense_tree_5",     "dense_short",
         "tiny_tree",       "tiny_tree_4",       "literal_run",  "literal_pairs", "literal_3bit_run", "match_run",
-        "match_run_10_2",  "match_run_2bit",    "match_run_8",  "match_run_alt", "trigger_20",       "trigger_67",
+        "match_run_10_2",  "match_run_2bit",    "match_run_8",  "match_run_alt", "trigger_5",        "trigger_12",
+        "trigger_16",      "trigger_20",        "trigger_21",   "trigger_24",    "trigger_36",       "trigger_67",
         "trigger_69",      "trigger_200",       "trigger_518",  "trigger_600",   "trigger_1000",     "short_lengths_2",
         "short_lengths_5", "short_distance_5",  "mixed_tree_5", "flip_tree_5",   "exit_tree_5",      "flip_short_5",
         "flush_64",        "one_literal_fixed", "stored_empty", "stored_16"}) {

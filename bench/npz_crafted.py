@@ -77,9 +77,10 @@ The families (hostile / benign):
                   max_tree
   match_run_alt   as match_run_2bit at distances 1 and 2 in turn / as
                   max_tree
-  match_blocks    blocks of 518 2-bit matches, each with the smallest header
-                  for them: just past where the decoder packs a block's
-                  short matches (after 512) / as max_tree
+  match_blocks    blocks of 20 2-bit matches, each with the smallest header
+                  for them: where the decoder packs a block's short matches
+                  (after 4 units and 16 matches; 518 matches before 512 came
+                  down to 16) / as max_tree
   short_lengths   as dense_tree, every code length written on its own with
                   1-4 bit codes (about 56 header bytes a block) / as max_tree
   short_distance  as short_lengths with one distance code of one bit (HDIST 1;
@@ -615,9 +616,10 @@ def match_block(matches):
 
 
 def family_match_blocks(size):
-    """Blocks of match_block(518): the decoder packs a block's short matches after 512 of them, so that each
-    block pays for the packing and has 2 matches (6 bytes) after it."""
-    return block_member(size, match_block(518), 3 * 518, fill=b"a", lead=b"a")
+    """Blocks of match_block(20): the decoder packs a block's short matches after its first 4 units and 16
+    matches, so that each block pays for the packing and has no match after it (inflate_bench's trigger_N:
+    N = 20 is the worst; with the trigger at 512 it was 518, which this family was then)."""
+    return block_member(size, match_block(20), 3 * 20, fill=b"a", lead=b"a")
 
 
 def family_literal_run(size):

@@ -1163,9 +1163,10 @@ TEST_CASE("deflate_decoder: literals several a lookup where the literal/length c
 }
 
 TEST_CASE("deflate_decoder: matches several a lookup where their codes are short", "[deflate]") {
-  // Once a dynamic block has decoded 512 matches the ordinary way, its
+  // Once a dynamic block has decoded 16 matches the ordinary way, its
   // matches whose length and distance codes (and extra bits) lie whole in
-  // packed_'s index bits (6 with vectors, 4 without) are added to it
+  // packed_'s index bits (6 with vectors, built by vectors; 4 without) are
+  // added to it
   // (pack_runs): after up to 2 literals, a run of matches at one distance,
   // copied as one. The fast loop takes a run where its distance lies
   // within the call's output and 1024 bytes of room remain, else the
@@ -1278,6 +1279,22 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
         block_of({{285, 1}, {'a', 2}, {'b', 3}, {256, 3}}, {{0, 1}, {1, 1}},
                  {{'a', 0, 0, 0}, {285, 0, 1, 0}, {285, 0, 1, 0}, {'b', 0, 0, 0}, {285, 0, 0, 0}}, 500);
     CHECK(verdict_all_ways(between) == inflate_verdict::ended);
+    // A literal, then one match at each distance: one entry of 6 bits, a
+    // run after the literal and no second run (its length would lie over
+    // the literals).
+    const bytes after_literal = block_of({{285, 1}, {'a', 2}, {'b', 3}, {256, 3}}, {{0, 1}, {1, 1}},
+                                         {{'a', 0, 0, 0}, {285, 0, 0, 0}, {285, 0, 1, 0}}, 500);
+    CHECK(verdict_all_ways(after_literal) == inflate_verdict::ended);
+    // Matches of 3 at distances 3 and 2 in turn, whose output is not
+    // periodic (at distances 1 and 2, or 4 and 1, an entry that took its
+    // third match as its second run's would give the same bytes): an
+    // entry's second run ends where the distance changes again.
+    bytes turns;
+    CHECK(verdict_all_ways(block_of({{257, 1}, {'a', 3}, {'b', 3}, {256, 2}}, {{1, 1}, {2, 1}},
+                                    {{257, 0, 2, 0}, {257, 0, 1, 0}}, 2000),
+                           &turns) == inflate_verdict::ended);
+    CHECK(std::count(turns.begin(), turns.end(), 'a') > 1000);
+    CHECK(std::count(turns.begin(), turns.end(), 'b') > 1000);
   }
   SECTION("lengths and distances with extra bits, some runs longer than the index bits") {
     // Lengths 11-12 (265, 1 extra bit) and 3; distances 5-6 (4, 1 extra
@@ -1333,7 +1350,8 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
   }
   SECTION("fewer matches than the trigger, then blocks past it back to back") {
     bit_writer w;
-    for (const int matches : {10, 515, 516, 517, 3000}) { // the first 4 units before the tables
+    // The first 4 units before the tables, then 16 matches (before 512).
+    for (const int matches : {10, 19, 20, 21, 515, 516, 517, 3000}) {
       std::vector<unsigned> litlen(258, 0);
       litlen['a'] = 2;
       litlen[256] = 2;
@@ -1348,6 +1366,6 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
     }
     bytes out;
     CHECK(verdict_all_ways(w.done(), &out) == inflate_verdict::ended);
-    CHECK(out.size() == 5 + 3 * (10 + 515 + 516 + 517 + 3000));
+    CHECK(out.size() == 8 + 3 * (10 + 19 + 20 + 21 + 515 + 516 + 517 + 3000));
   }
 }

@@ -444,19 +444,23 @@ constexpr std::uint64_t packed_used(std::uint64_t entry) noexcept { return entry
 constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (entry >> 4) & 15U; }
 
 // A block whose matches are short has them several a lookup too, once it
-// has had run_trigger of them the ordinary way (a lookup of a match's
-// length code, then of its distance code: about 14 cycles a match on the
-// bit buffer's chain, so that matches of 2 bits, a length code and a
+// has had a trigger's number of them the ordinary way (a lookup of a
+// match's length code, then of its distance code: about 14 cycles a match
+// on the bit buffer's chain, so that matches of 2 bits, a length code and a
 // distance code of 1 bit each, cost 8 times what ordinary data does per
 // compressed byte: 23 ns, against 4.2 where their runs are packed). The
-// table is built then (add_runs: about 550 cycles, what some 40 such
-// matches cost the ordinary way). The trigger is where a block just past
-// it costs no more per compressed byte than a block of such matches did
-// without runs: inflate_bench's trigger_518 22.9-23.7 ns, the worst before
-// 23.0-23.4 (match_run_2bit); at 64, trigger_69 cost 32.8 and at 256,
-// trigger_262 24.2. A block of fewer matches pays nothing; blocks of 2-bit
-// matches stay at 8 times ordinary data until a cheaper build lets the
-// trigger come down. An entry that ends in a run, bit 63 set:
+// runs are built then, and a block just past the trigger pays for them and
+// gains nothing: the trigger balances that build against the matches
+// before it (inflate_bench's trigger_N, blocks of N such matches with the
+// smallest header for them, the first 4 decoded before the tables). The
+// build: with vectors add_runs_vbmi (6 index bits, about 140 cycles),
+// without add_runs (4 index bits, about as long); the scalar build of 6
+// index bits took about 550 cycles, and the trigger was 512, where the
+// block just past it (trigger_518) cost 22.9 ns a compressed byte. At 16
+// the worst block is trigger_20: 19.5 ns with vectors (at 8, trigger_14
+// 20.0; at 32, trigger_36 20.4), 20.5 without (22.0 at 512). Blocks of
+// fewer matches cost 15-17 ns, what their headers cost. An entry that ends
+// in a run, bit 63 set:
 //   bits 0-3    the bits the whole entry takes
 //   bits 4-7    how many literals before the run (0-2)
 //   bits 8-23   those literals
@@ -470,7 +474,7 @@ constexpr std::uint64_t packed_count(std::uint64_t entry) noexcept { return (ent
 //   bits 50-61  its distance
 // (matches at distances 1 and 2 in turn: 14.9 to 10.2 ns a compressed
 // byte). At most packed_index_bits / 2 matches of 258 bytes in all.
-constexpr unsigned run_trigger = 512;
+constexpr unsigned run_trigger = 16;
 constexpr std::uint64_t run_never = ~std::uint64_t{0};
 constexpr unsigned packed_run_literals = 2;
 constexpr unsigned packed_length_at = 24;
@@ -1191,6 +1195,198 @@ NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned 
   }
 }
 
+// add_runs with vectors, for packed_index_bits of index: the same entries
+// at a fraction of the cost, so that a block pays for them after fewer
+// matches. Lanes are 16 bits, 32 indices a vector; each table's first 64
+// entries are split into their low halves (code bits, extra bits, flags)
+// and their values, two vectors each, so that the entry of any index 0-63
+// is one VPERMI2W. First each index value's match (starts: its length, and
+// its bits with its distance above them), then every entry's runs at once
+// in three steps (a match takes at least 2 of the 6 bits). Returns false,
+// packed untouched, where no match fits; else builds packed's literal
+// entries first unless `literals_built`.
+alignas(64) constexpr std::array<std::uint16_t, 32> word_positions = [] {
+  std::array<std::uint16_t, 32> iota{};
+  for (std::size_t i = 0; i < 32; ++i) iota[i] = static_cast<std::uint16_t>(i);
+  return iota;
+}();
+// The low halves and the values of a table's first 64 entries.
+NPYGUARD_VBMI inline void entry_halves(const std::uint32_t* table, __m512i* low, __m512i* value) noexcept {
+  const __m512i even = _mm512_slli_epi16(_mm512_load_si512(word_positions.data()), 1);
+  const __m512i odd = _mm512_add_epi16(even, _mm512_set1_epi16(1));
+  for (std::size_t k = 0; k < 2; ++k) {
+    const __m512i first = _mm512_loadu_si512(table + 32 * k);
+    const __m512i second = _mm512_loadu_si512(table + 32 * k + 16);
+    low[k] = _mm512_permutex2var_epi16(first, even, second);
+    value[k] = _mm512_permutex2var_epi16(first, odd, second);
+  }
+}
+// Lane i of a 64-lane table of 16-bit values (two vectors) at index[i] (0-63).
+NPYGUARD_VBMI inline __m512i at_index(const __m512i* table, __m512i index) noexcept {
+  return _mm512_permutex2var_epi16(table[0], index, table[1]);
+}
+// A code's bits and the value of its extra bits: from the low half of its
+// entry and the bits it starts at.
+struct vector_code {
+  __m512i used;
+  __m512i extra_value;
+};
+NPYGUARD_VBMI inline vector_code code_of(__m512i low, __m512i bits) noexcept {
+  const __m512i one = _mm512_set1_epi16(1);
+  const __m512i code = _mm512_and_si512(low, _mm512_set1_epi16(0xFF));
+  const __m512i extra = _mm512_and_si512(_mm512_srli_epi16(low, 8), _mm512_set1_epi16(0xF));
+  const __m512i value =
+      _mm512_and_si512(_mm512_srlv_epi16(bits, code), _mm512_sub_epi16(_mm512_sllv_epi16(one, extra), one));
+  return {_mm512_add_epi16(code, extra), value};
+}
+// Word lane 2i of half h: lane 16h + i of the first vector; 2i + 1: of the
+// second. Dword lane 2i of quarter q: lane 8q + i of the first; 2i + 1: of
+// the second.
+alignas(64) constexpr std::array<std::array<std::uint16_t, 32>, 2> interleaved_words = [] {
+  std::array<std::array<std::uint16_t, 32>, 2> at{};
+  for (std::size_t h = 0; h < 2; ++h) {
+    for (std::size_t lane = 0; lane < 32; ++lane)
+      at[h][lane] = static_cast<std::uint16_t>(16 * h + lane / 2 + 32 * (lane % 2));
+  }
+  return at;
+}();
+alignas(64) constexpr std::array<std::array<std::uint32_t, 16>, 2> interleaved_dwords = [] {
+  std::array<std::array<std::uint32_t, 16>, 2> at{};
+  for (std::size_t q = 0; q < 2; ++q) {
+    for (std::size_t lane = 0; lane < 16; ++lane)
+      at[q][lane] = static_cast<std::uint32_t>(8 * q + lane / 2 + 16 * (lane % 2));
+  }
+  return at;
+}();
+// Bits 0-15 of 32 packed_ entries.
+NPYGUARD_VBMI inline __m512i entry_heads(const std::uint64_t* entries) noexcept {
+  const __m256i first =
+      _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi64_epi16(_mm512_load_si512(entries))),
+                              _mm512_cvtepi64_epi16(_mm512_load_si512(entries + 8)), 1);
+  const __m256i second =
+      _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi64_epi16(_mm512_load_si512(entries + 16))),
+                              _mm512_cvtepi64_epi16(_mm512_load_si512(entries + 24)), 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
+}
+NPYGUARD_VBMI bool add_runs_vbmi(const std::uint32_t* litlen, unsigned litlen_root, const std::uint32_t* distances,
+                                 unsigned distance_root, bool literals_built, std::uint64_t* packed) noexcept {
+  static_assert(packed_index_bits == 6 && packed_run_literals == 2, "64 entries, at most three matches");
+  static_assert((literal_flag | end_of_block_flag | invalid_flag | subtable_flag) == 0xF000U, "flags in bits 12-15");
+  __m512i litlen_low[2];   // NOLINT(modernize-avoid-c-arrays): std::array drops the vector's alignment attribute
+  __m512i litlen_value[2]; // NOLINT(modernize-avoid-c-arrays): as above
+  __m512i far_low[2];      // NOLINT(modernize-avoid-c-arrays): as above
+  __m512i far_value[2];    // NOLINT(modernize-avoid-c-arrays): as above
+  entry_halves(litlen, litlen_low, litlen_value);
+  entry_halves(distances, far_low, far_value);
+  const __m512i iota = _mm512_load_si512(word_positions.data());
+  const __m512i width = _mm512_set1_epi16(static_cast<short>(packed_index_bits));
+  const __m512i litlen_mask = _mm512_set1_epi16(static_cast<short>(low_bits(std::min(litlen_root, packed_index_bits))));
+  const __m512i far_mask = _mm512_set1_epi16(static_cast<short>(low_bits(std::min(distance_root, packed_index_bits))));
+  // starts: lane v, the match at the start of index value v that takes
+  // at most the index bits: its length, and its bits | its distance << 3
+  // (at most 64: its code and extra bits take at most 5); 0 if none.
+  __m512i start_length[2]; // NOLINT(modernize-avoid-c-arrays): as above
+  __m512i start_bits[2];   // NOLINT(modernize-avoid-c-arrays): as above
+  __mmask32 some = 0;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const __m512i bits = _mm512_add_epi16(iota, _mm512_set1_epi16(static_cast<short>(32 * k)));
+    const __m512i entry_at = _mm512_and_si512(bits, litlen_mask);
+    const __m512i entry = at_index(litlen_low, entry_at);
+    const vector_code length = code_of(entry, bits);
+    const __m512i rest = _mm512_srlv_epi16(bits, length.used);
+    const __m512i far = at_index(far_low, _mm512_and_si512(rest, far_mask));
+    const vector_code distance = code_of(far, rest);
+    const __m512i used = _mm512_add_epi16(length.used, distance.used);
+    const __mmask32 fits =
+        _mm512_cmple_epu16_mask(used, width) &
+        ~_mm512_test_epi16_mask(entry, _mm512_set1_epi16(static_cast<short>(0xF000))) &
+        ~_mm512_test_epi16_mask(far, _mm512_set1_epi16(static_cast<short>(invalid_flag | subtable_flag)));
+    start_length[k] = _mm512_maskz_add_epi16(fits, at_index(litlen_value, entry_at), length.extra_value);
+    const __m512i value = _mm512_add_epi16(at_index(far_value, _mm512_and_si512(rest, far_mask)), distance.extra_value);
+    start_bits[k] = _mm512_maskz_mov_epi16(fits, _mm512_or_si512(used, _mm512_slli_epi16(value, 3)));
+    some |= fits;
+  }
+  if (some == 0) return false;
+  if (!literals_built) build_packed_table_vbmi(litlen, litlen_root, packed);
+  const __m512i nibble = _mm512_set1_epi16(0xF);
+  const __m512i seven = _mm512_set1_epi16(7);
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::uint64_t* const entries = packed + 32 * k;
+    const __m512i index = _mm512_add_epi16(iota, _mm512_set1_epi16(static_cast<short>(32 * k)));
+    const __m512i head = entry_heads(entries);
+    const __m512i count = _mm512_and_si512(_mm512_srli_epi16(head, 4), nibble);
+    __m512i used = _mm512_and_si512(head, nibble);
+    const __mmask32 open = _mm512_cmple_epu16_mask(count, _mm512_set1_epi16(packed_run_literals));
+    const __mmask32 no_literals = _mm512_testn_epi16_mask(count, count);
+    // The match after `used` bits of each index, if it fits in the rest.
+    __m512i length = _mm512_setzero_si512();
+    __m512i distance = _mm512_setzero_si512();
+    __m512i second_length = _mm512_setzero_si512();
+    __m512i second_distance = _mm512_setzero_si512();
+    __mmask32 in_first = open;
+    __mmask32 in_second = 0;
+    __mmask32 first = 0;
+    __mmask32 seconds = 0;
+    for (unsigned step = 0; step < packed_index_bits / 2; ++step) {
+      const __m512i at = _mm512_srlv_epi16(index, used);
+      const __m512i match_bits = at_index(start_bits, at);
+      const __m512i match_used = _mm512_and_si512(match_bits, seven);
+      const __m512i match_distance = _mm512_srli_epi16(match_bits, 3);
+      const __m512i match_length = at_index(start_length, at);
+      const __mmask32 fits = _mm512_test_epi16_mask(match_used, match_used) &
+                             _mm512_cmple_epu16_mask(_mm512_add_epi16(used, match_used), width);
+      __mmask32 more_first = 0;
+      __mmask32 start_second = 0;
+      if (step == 0) {
+        more_first = in_first & fits;
+        first = more_first;
+        distance = match_distance;
+      } else {
+        const __mmask32 same = _mm512_cmpeq_epi16_mask(match_distance, distance);
+        more_first = in_first & fits & same;
+        start_second = in_first & fits & ~same & no_literals;
+      }
+      const __mmask32 more_second = in_second & fits & _mm512_cmpeq_epi16_mask(match_distance, second_distance);
+      length = _mm512_mask_add_epi16(length, more_first, length, match_length);
+      second_distance = _mm512_mask_mov_epi16(second_distance, start_second, match_distance);
+      second_length = _mm512_mask_add_epi16(second_length, start_second | more_second, second_length, match_length);
+      used = _mm512_mask_add_epi16(used, more_first | start_second | more_second, used, match_used);
+      in_first = more_first;
+      in_second = start_second | more_second;
+      seconds |= start_second;
+    }
+    if (first == 0) continue;
+    // The 16-bit pieces of each entry (bits 0-15, 16-31, 32-47, 48-63):
+    // its bits | the second run's length << 8 (its literals' count and
+    // literals are put back from the entry), the second run's length above
+    // 8 bits | the run's length << 8, the rest of the run's length | its
+    // distance << 2, the second run's distance << 2 and the flags; side by
+    // side as the halves of 32-bit lanes, then those as the halves of
+    // 64-bit lanes.
+    const __m512i piece0 = _mm512_or_si512(used, _mm512_slli_epi16(second_length, 8));
+    const __m512i piece1 = _mm512_or_si512(_mm512_srli_epi16(second_length, 8), _mm512_slli_epi16(length, 8));
+    const __m512i piece2 = _mm512_or_si512(_mm512_srli_epi16(length, 8), _mm512_slli_epi16(distance, 2));
+    const __m512i piece3 = _mm512_mask_blend_epi16(
+        seconds, _mm512_set1_epi16(static_cast<short>(packed_run_flag >> 48)),
+        _mm512_or_si512(_mm512_set1_epi16(static_cast<short>((packed_run_flag | packed_second_flag) >> 48)),
+                        _mm512_slli_epi16(second_distance, 2)));
+    for (std::size_t half = 0; half < 2; ++half) {
+      const __m512i words = _mm512_load_si512(interleaved_words[half].data());
+      const __m512i low = _mm512_permutex2var_epi16(piece0, words, piece1);
+      const __m512i high = _mm512_permutex2var_epi16(piece2, words, piece3);
+      for (std::size_t quarter = 0; quarter < 2; ++quarter) {
+        const std::size_t group = 2 * half + quarter;
+        const __m512i runs =
+            _mm512_permutex2var_epi32(low, _mm512_load_si512(interleaved_dwords[quarter].data()), high);
+        const __m512i entry = _mm512_load_si512(entries + 8 * group);
+        _mm512_mask_storeu_epi64(entries + 8 * group, static_cast<__mmask8>(first >> (8 * group)),
+                                 _mm512_or_si512(runs, _mm512_and_si512(entry, _mm512_set1_epi64(0xFFFFF0))));
+      }
+    }
+  }
+  return true;
+}
+
 // deflate_decoder::vector_precode_ from the code length code's table: bytes
 // 0-127 the bits a single length's unit takes (its code's length, 1-7), or
 // 64 and more for a repeat; bytes 128-255 the length it sets.
@@ -1619,6 +1815,10 @@ bool build_precode_table_vbmi(std::uint64_t /*bits*/, unsigned /*count*/, std::u
 }
 void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
 void build_packed_table_vbmi(const std::uint32_t* /*table*/, unsigned /*root*/, std::uint64_t* /*out*/) noexcept {}
+bool add_runs_vbmi(const std::uint32_t* /*litlen*/, unsigned /*litlen_root*/, const std::uint32_t* /*distances*/,
+                   unsigned /*distance_root*/, bool /*literals_built*/, std::uint64_t* /*packed*/) noexcept {
+  return false;
+}
 struct walk_state {};
 walk_result walk_units_vbmi(walk_state& /*state*/, const std::uint32_t* /*precode*/, std::uint8_t* /*table*/,
                             std::uint8_t* /*lengths*/, std::size_t symbol, std::size_t /*end*/,
@@ -2265,18 +2465,21 @@ void deflate_decoder::pack_literals() noexcept {
 // index bits, packed_ stays as it was.
 void deflate_decoder::pack_runs() noexcept {
   run_countdown_ = run_never;
-  const unsigned index_bits = vector_lengths_ ? packed_index_bits : packed_scalar_bits;
+  if (vector_lengths_) {
+    const bool any =
+        add_runs_vbmi(litlen_table_, litlen_root_, distance_table_, distance_root_, packed_on_, packed_.data());
+    if (any && !packed_on_) packed_mask_ = low_bits(packed_index_bits);
+    packed_on_ = packed_on_ || any;
+    return;
+  }
+  const unsigned index_bits = packed_scalar_bits;
   unsigned shortest_length = max_code_length + 1; // the shortest length code
   for (unsigned symbol = 257; symbol < litlen_count_; ++symbol) {
     if (lengths_[symbol] != 0) shortest_length = std::min(shortest_length, unsigned{lengths_[symbol]});
   }
   if (shortest_length + shortest_[1] > index_bits) return; // no match fits
   if (!packed_on_) {
-    if (vector_lengths_) {
-      build_packed_table_vbmi(litlen_table_, litlen_root_, packed_.data());
-    } else {
-      build_packed_table(litlen_table_, litlen_root_, packed_scalar_bits, packed_.data());
-    }
+    build_packed_table(litlen_table_, litlen_root_, packed_scalar_bits, packed_.data());
     packed_mask_ = low_bits(index_bits);
   }
   const bool any = add_runs(litlen_table_, litlen_root_, distance_table_, distance_root_, index_bits, packed_.data());
