@@ -1072,6 +1072,13 @@ def inflate_streams():
     for distances, extras in (([0], [""]), ([0, 1], ["", ""]), ([5], ["1"])):
         block = npz_crafted.short_match_block(700, distances, extras)[0]
         streams.append(npz_crafted.bits_to_bytes(zz.text() + block + "110" + "0" * 7))
+    # since the runs are built after 16 matches, by vectors: blocks either
+    # side of that, and matches at distances 3 and 2 in turn (no two
+    # entries' runs alike)
+    blocks = "".join(npz_crafted.match_block(matches) for matches in (19, 20, 21, 40))
+    streams.append(npz_crafted.bits_to_bytes(bits.text() + blocks + "110" + "0" * 7))
+    block = npz_crafted.short_match_block(700, [2, 1], ["", ""])[0]
+    streams.append(npz_crafted.bits_to_bytes(zz.text() + block + "110" + "0" * 7))
     def built(*fields):  # ("put", value, width) fields and ("huff", code, width) codes
         b = npz_crafted.Bits()
         for kind, value, width in fields:
