@@ -598,19 +598,23 @@ bool add_runs(const std::uint32_t* litlen, unsigned litlen_root, const std::uint
   return any;
 }
 
-// Whether the literal/length table (root index bits `root`) has a literal
-// of at most `shortest` bits (short_literal_bits at most). (Random float64
+// The literal/length table's (root index bits `root`) shortest literal
+// code if it has one of at most `shortest` bits (short_literal_bits at
+// most), else 0. (Random float64
 // has one of 3 bits, 0x3F, the exponent's high byte: with vectors its
 // blocks take packed_ too, which costs the whole check about 0.3% more
 // than leaving them out; a rule that left them out would leave out a run
 // of one such literal too.)
-bool has_short_literal(const std::uint32_t* table, unsigned root, unsigned shortest) noexcept {
+unsigned shortest_literal(const std::uint32_t* table, unsigned root, unsigned shortest) noexcept {
   const unsigned mask = static_cast<unsigned>(low_bits(root));
+  unsigned found = 0;
   for (unsigned index = 0; index < (1U << short_literal_bits); ++index) {
     const std::uint32_t entry = table[index & mask];
-    if ((entry & literal_flag) != 0 && code_bits(entry) <= shortest) return true;
+    if ((entry & literal_flag) != 0 && code_bits(entry) <= shortest && (found == 0 || code_bits(entry) < found)) {
+      found = code_bits(entry);
+    }
   }
-  return false;
+  return found;
 }
 
 // deflate_decoder::packed_ (`index_bits` of index) from the literal/length
@@ -1101,7 +1105,8 @@ NPYGUARD_VBMI inline void entry_bytes(const std::uint32_t* entries, __m512i* byt
   }
 }
 
-// build_packed_table with the six steps of all 64 entries at once: lane k
+// build_packed_table with the steps of all 64 entries at once (`steps`: at
+// most packed_index_bits, the most literals an entry holds): lane k
 // decodes index bits packed_lane_bits[k] (VPMULTISHIFTQB takes the bits
 // from any position of them; VPERMB looks up the code starting there in the
 // table's first 64 entries as bytes), each entry a byte a step (its bits
@@ -1125,7 +1130,8 @@ alignas(64) constexpr std::array<std::uint8_t, 64> byte_positions = [] {
   for (std::size_t i = 0; i < 64; ++i) iota[i] = static_cast<std::uint8_t>(i);
   return iota;
 }();
-NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned root, std::uint64_t* out) noexcept {
+NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned root, unsigned steps,
+                                           std::uint64_t* out) noexcept {
   static_assert(packed_index_bits == 6 && literal_flag == 1U << 12, "64 entries; a literal's flag in byte 1");
   // Bytes 0-2 of the entries of index bits 0-63: the table's first 64, or
   // with a root of fewer bits, its 2^root repeated (byte k of entry i & mask
@@ -1163,7 +1169,7 @@ NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned 
   __m512i used = _mm512_setzero_si512();
   __m512i count = _mm512_setzero_si512();
   __m512i plane[8]; // NOLINT(modernize-avoid-c-arrays): as above
-  for (unsigned step = 0; step < packed_index_bits; ++step) {
+  for (unsigned step = 0; step < steps; ++step) {
     // The bits from `at` on (those above the index bits are not its: a
     // code that fits lies whole below them, and one that does not is
     // longer whatever they are).
@@ -1175,7 +1181,7 @@ NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned 
     count = _mm512_mask_add_epi8(count, fits, count, _mm512_set1_epi8(1));
   }
   plane[0] = _mm512_or_si512(used, _mm512_slli_epi16(count, 4)); // no carry: both below 16
-  plane[7] = _mm512_setzero_si512();
+  for (unsigned step = steps; step < packed_index_bits + 1; ++step) plane[step + 1] = _mm512_setzero_si512();
   __m512i word[8]; // NOLINT(modernize-avoid-c-arrays): as above
   for (std::size_t i = 0; i < 4; ++i) {
     word[2 * i] = _mm512_unpacklo_epi8(plane[2 * i], plane[2 * i + 1]);
@@ -1239,25 +1245,22 @@ NPYGUARD_VBMI inline vector_code code_of(__m512i low, __m512i bits) noexcept {
       _mm512_and_si512(_mm512_srlv_epi16(bits, code), _mm512_sub_epi16(_mm512_sllv_epi16(one, extra), one));
   return {_mm512_add_epi16(code, extra), value};
 }
-// Word lane 2i of half h: lane 16h + i of the first vector; 2i + 1: of the
-// second. Dword lane 2i of quarter q: lane 8q + i of the first; 2i + 1: of
-// the second.
-alignas(64) constexpr std::array<std::array<std::uint16_t, 32>, 2> interleaved_words = [] {
-  std::array<std::array<std::uint16_t, 32>, 2> at{};
-  for (std::size_t h = 0; h < 2; ++h) {
-    for (std::size_t lane = 0; lane < 32; ++lane)
-      at[h][lane] = static_cast<std::uint16_t>(16 * h + lane / 2 + 32 * (lane % 2));
+// Indices that interleave two vectors of `lanes` lanes by halves: lane 2i
+// of half h takes lane (lanes / 2) h + i of the first, lane 2i + 1 the
+// same lane of the second (VPERMI2W for 16-bit lanes, VPERMI2D for 32-bit).
+template <typename lane_type, std::size_t lanes>
+constexpr std::array<std::array<lane_type, lanes>, 2> interleaved() noexcept {
+  std::array<std::array<lane_type, lanes>, 2> at{};
+  for (std::size_t half = 0; half < 2; ++half) {
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+      at[half][lane] = static_cast<lane_type>(lanes / 2 * half + lane / 2 + lanes * (lane % 2));
+    }
   }
   return at;
-}();
-alignas(64) constexpr std::array<std::array<std::uint32_t, 16>, 2> interleaved_dwords = [] {
-  std::array<std::array<std::uint32_t, 16>, 2> at{};
-  for (std::size_t q = 0; q < 2; ++q) {
-    for (std::size_t lane = 0; lane < 16; ++lane)
-      at[q][lane] = static_cast<std::uint32_t>(8 * q + lane / 2 + 16 * (lane % 2));
-  }
-  return at;
-}();
+}
+alignas(64) constexpr std::array<std::array<std::uint16_t, 32>, 2> interleaved_words = interleaved<std::uint16_t, 32>();
+alignas(64) constexpr std::array<std::array<std::uint32_t, 16>, 2> interleaved_dwords =
+    interleaved<std::uint32_t, 16>();
 // Bits 0-15 of 32 packed_ entries.
 NPYGUARD_VBMI inline __m512i entry_heads(const std::uint64_t* entries) noexcept {
   const __m256i first =
@@ -1307,7 +1310,7 @@ NPYGUARD_VBMI bool add_runs_vbmi(const std::uint32_t* litlen, unsigned litlen_ro
     some |= fits;
   }
   if (some == 0) return false;
-  if (!literals_built) build_packed_table_vbmi(litlen, litlen_root, packed);
+  if (!literals_built) build_packed_table_vbmi(litlen, litlen_root, packed_index_bits, packed);
   const __m512i nibble = _mm512_set1_epi16(0xF);
   const __m512i seven = _mm512_set1_epi16(7);
   for (std::size_t k = 0; k < 2; ++k) {
@@ -1779,6 +1782,7 @@ NPYGUARD_VBMI void sort_vbmi(const std::uint8_t* lengths, unsigned symbols, std:
     std::uint16_t* const from = to;
     for (unsigned v = 0; v < used_vectors; ++v) {
       const __mmask64 of_length = _mm512_cmpeq_epi8_mask(length_bytes[v], wanted);
+      if (of_length == 0) continue; // most of them in a code of a few symbols
       const auto low = static_cast<__mmask32>(of_length);
       const auto high = static_cast<__mmask32>(of_length >> 32);
       const __m512i first = _mm512_add_epi16(iota, _mm512_set1_epi16(static_cast<short>(64 * v)));
@@ -1814,7 +1818,8 @@ bool build_precode_table_vbmi(std::uint64_t /*bits*/, unsigned /*count*/, std::u
   return false;
 }
 void build_walk_precode(const std::uint32_t* /*precode*/, std::uint8_t* /*out*/) noexcept {}
-void build_packed_table_vbmi(const std::uint32_t* /*table*/, unsigned /*root*/, std::uint64_t* /*out*/) noexcept {}
+void build_packed_table_vbmi(const std::uint32_t* /*table*/, unsigned /*root*/, unsigned /*steps*/,
+                             std::uint64_t* /*out*/) noexcept {}
 bool add_runs_vbmi(const std::uint32_t* /*litlen*/, unsigned /*litlen_root*/, const std::uint32_t* /*distances*/,
                    unsigned /*distance_root*/, bool /*literals_built*/, std::uint64_t* /*packed*/) noexcept {
   return false;
@@ -2448,10 +2453,13 @@ deflate_decoder::step deflate_decoder::build_pending_tables() noexcept {
 void deflate_decoder::pack_literals() noexcept {
   // Without vectors, only for a literal of at most 2 bits: packed_scalar_bits
   // hold one literal of 3 bits and no more.
-  packed_on_ = has_short_literal(litlen_.data(), litlen_root_, vector_lengths_ ? short_literal_bits : 2);
+  const unsigned shortest = shortest_literal(litlen_.data(), litlen_root_, vector_lengths_ ? short_literal_bits : 2);
+  packed_on_ = shortest != 0;
   if (!packed_on_) return;
   if (vector_lengths_) {
-    build_packed_table_vbmi(litlen_.data(), litlen_root_, packed_.data());
+    // An entry holds at most packed_index_bits / shortest literals: a step
+    // each (2 for a shortest of 3 bits, as random float64's).
+    build_packed_table_vbmi(litlen_.data(), litlen_root_, packed_index_bits / shortest, packed_.data());
     packed_mask_ = low_bits(packed_index_bits);
   } else {
     build_packed_table(litlen_.data(), litlen_root_, packed_scalar_bits, packed_.data());
