@@ -1062,7 +1062,7 @@ def inflate_streams():
     streams.append(npz_crafted.bits_to_bytes(bits.text() + npz_crafted.match_run_block(700, 3, 1)[0] + "110" + "0" * 7))
     # and short matches several a packed lookup: 2-bit matches at distance
     # 1, at distances 1 and 2 in turn (after "zz"), and at distance 8 (after
-    # 8 literals), each past the 512 matches that build the runs
+    # 8 literals), each past the matches that build the runs
     zz = npz_crafted.Bits()
     zz.put(0, 1)
     zz.put(1, 2)
