@@ -1166,11 +1166,10 @@ TEST_CASE("deflate_decoder: matches several a lookup where their codes are short
   // Once a dynamic block has decoded 16 matches the ordinary way, its
   // matches whose length and distance codes (and extra bits) lie whole in
   // packed_'s index bits (6 with vectors, built by vectors; 4 without) are
-  // added to it
-  // (pack_runs): after up to 2 literals, a run of matches at one distance,
-  // copied as one. The fast loop takes a run where its distance lies
-  // within the call's output and 1024 bytes of room remain, else the
-  // ordinary way. Here codes with short length and distance codes, blocks
+  // added to it (pack_runs): after up to 2 literals, a run of matches at
+  // one distance, copied as one. The fast loop takes a run where its
+  // distance lies within the call's output and 1024 bytes of room remain,
+  // else the ordinary way. Here codes with short length and distance codes, blocks
   // of fewer matches than that and of thousands, every distance kind (1,
   // 2-7, 8 and more, with extra bits), runs of 258-byte matches, against
   // zlib all ways (verdict_all_ways: output room of 1 byte up, inputs cut

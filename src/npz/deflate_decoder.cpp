@@ -598,13 +598,13 @@ bool add_runs(const std::uint32_t* litlen, unsigned litlen_root, const std::uint
   return any;
 }
 
-// The literal/length table's (root index bits `root`) shortest literal
-// code if it has one of at most `shortest` bits (short_literal_bits at
-// most), else 0. (Random float64
-// has one of 3 bits, 0x3F, the exponent's high byte: with vectors its
-// blocks take packed_ too, which costs the whole check about 0.3% more
-// than leaving them out; a rule that left them out would leave out a run
-// of one such literal too.)
+// The length of the literal/length table's (root index bits `root`)
+// shortest literal code if it is at most `shortest` bits
+// (short_literal_bits at most), else 0. (Random float64 has one of 3 bits,
+// 0x3F, the exponent's high byte: with vectors its blocks take packed_
+// too, which costs the whole check about 0.3% more than leaving them out;
+// a rule that left them out would leave out a run of one such literal
+// too.)
 unsigned shortest_literal(const std::uint32_t* table, unsigned root, unsigned shortest) noexcept {
   const unsigned mask = static_cast<unsigned>(low_bits(root));
   unsigned found = 0;
