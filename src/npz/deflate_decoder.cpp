@@ -1130,6 +1130,12 @@ alignas(64) constexpr std::array<std::uint8_t, 64> byte_positions = [] {
   for (std::size_t i = 0; i < 64; ++i) iota[i] = static_cast<std::uint8_t>(i);
   return iota;
 }();
+// The words 0-31, each 16-bit lane's own number.
+alignas(64) constexpr std::array<std::uint16_t, 32> word_positions = [] {
+  std::array<std::uint16_t, 32> iota{};
+  for (std::size_t i = 0; i < 32; ++i) iota[i] = static_cast<std::uint16_t>(i);
+  return iota;
+}();
 NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned root, unsigned steps,
                                            std::uint64_t* out) noexcept {
   static_assert(packed_index_bits == 6 && literal_flag == 1U << 12, "64 entries; a literal's flag in byte 1");
@@ -1201,21 +1207,6 @@ NPYGUARD_VBMI void build_packed_table_vbmi(const std::uint32_t* table, unsigned 
   }
 }
 
-// add_runs with vectors, for packed_index_bits of index: the same entries
-// at a fraction of the cost, so that a block pays for them after fewer
-// matches. Lanes are 16 bits, 32 indices a vector; each table's first 64
-// entries are split into their low halves (code bits, extra bits, flags)
-// and their values, two vectors each, so that the entry of any index 0-63
-// is one VPERMI2W. First each index value's match (starts: its length, and
-// its bits with its distance above them), then every entry's runs at once
-// in three steps (a match takes at least 2 of the 6 bits). Returns false,
-// packed untouched, where no match fits; else builds packed's literal
-// entries first unless `literals_built`.
-alignas(64) constexpr std::array<std::uint16_t, 32> word_positions = [] {
-  std::array<std::uint16_t, 32> iota{};
-  for (std::size_t i = 0; i < 32; ++i) iota[i] = static_cast<std::uint16_t>(i);
-  return iota;
-}();
 // The low halves and the values of a table's first 64 entries.
 NPYGUARD_VBMI inline void entry_halves(const std::uint32_t* table, __m512i* low, __m512i* value) noexcept {
   const __m512i even = _mm512_slli_epi16(_mm512_load_si512(word_positions.data()), 1);
@@ -1271,6 +1262,16 @@ NPYGUARD_VBMI inline __m512i entry_heads(const std::uint64_t* entries) noexcept 
                               _mm512_cvtepi64_epi16(_mm512_load_si512(entries + 24)), 1);
   return _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
 }
+// add_runs with vectors, for packed_index_bits of index: the same entries
+// at a fraction of the cost, so that a block pays for them after fewer
+// matches. Lanes are 16 bits, 32 indices a vector; each table's first 64
+// entries are split into their low halves (code bits, extra bits, flags)
+// and their values, two vectors each, so that the entry of any index 0-63
+// is one VPERMI2W. First each index value's match (starts: its length, and
+// its bits with its distance above them), then every entry's runs at once
+// in three steps (a match takes at least 2 of the 6 bits). Returns false,
+// packed untouched, where no match fits; else builds packed's literal
+// entries first unless `literals_built`.
 NPYGUARD_VBMI bool add_runs_vbmi(const std::uint32_t* litlen, unsigned litlen_root, const std::uint32_t* distances,
                                  unsigned distance_root, bool literals_built, std::uint64_t* packed) noexcept {
   static_assert(packed_index_bits == 6 && packed_run_literals == 2, "64 entries, at most three matches");
@@ -1768,12 +1769,7 @@ NPYGUARD_VBMI void sort_vbmi(const std::uint8_t* lengths, unsigned symbols, std:
   quarter = _mm_or_si128(quarter, _mm_srli_si128(quarter, 2));
   unsigned lengths_present = static_cast<unsigned>(_mm_cvtsi128_si32(quarter)) & 0xFFFEU;
   counts.fill(0);
-  alignas(64) static constexpr std::array<std::uint16_t, 32> words = [] {
-    std::array<std::uint16_t, 32> w{};
-    for (std::size_t i = 0; i < 32; ++i) w[i] = static_cast<std::uint16_t>(i);
-    return w;
-  }();
-  const __m512i iota = _mm512_load_si512(words.data());
+  const __m512i iota = _mm512_load_si512(word_positions.data());
   while (lengths_present != 0) {
     const unsigned length = static_cast<unsigned>(__builtin_ctz(lengths_present));
     lengths_present &= lengths_present - 1;
